@@ -1,0 +1,24 @@
+"""A disassembler for `Code` objects, for debugging (`ostinato dis FILE`)."""
+from .code import OPNAMES, Code
+
+
+def disassemble(code, out=None):
+    """Text listing of `code` and every code object nested in it."""
+    lines = [] if out is None else out
+    lines.append('code %s (%s) %s:%d  params=%s locals=%s' % (
+        code.name, code.kind, code.filename, code.line, list(code.params), list(code.varnames)))
+    nested = []
+    for i, ((op, arg), (line, col)) in enumerate(zip(code.instrs, code.positions)):
+        name = OPNAMES[op] if 0 <= op < len(OPNAMES) else str(op)
+        shown = arg
+        if isinstance(arg, Code):
+            nested.append(arg)
+            shown = '<code %s>' % arg.name
+        elif isinstance(arg, tuple) and arg and isinstance(arg[0], Code):
+            nested.append(arg[0])
+            shown = ('<code %s>' % arg[0].name,) + arg[1:]
+        lines.append('  %4d  %4d:%-3d %-24s %s' % (i, line, col, name, '' if shown is None else repr(shown)))
+    for c in nested:
+        lines.append('')
+        disassemble(c, lines)
+    return '\n'.join(lines) if out is None else None

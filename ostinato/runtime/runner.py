@@ -1,0 +1,87 @@
+"""Running a program file: the logic behind `ostinato run`, shared by the CLI
+and the tests (which run programs in-process and in the store-everything
+mode)."""
+from __future__ import annotations
+
+import io
+import os
+import pickle
+import sys
+
+from persistent import Persistent
+
+from ..syntax import OstSyntaxError
+from ..vm import values as V
+from .scheduler import Scheduler
+
+EXIT_OK, EXIT_USAGE, EXIT_SYNTAX, EXIT_RUNTIME = 0, 2, 65, 70
+
+
+def run_file(path, out=None, err=None, store_every=None):
+    """Run the program at `path` until nothing can run any more; returns the
+    exit status.  With `store_every=N` the whole world is pickled and
+    unpickled after every N instructions (a test of the stop-anywhere
+    property: every bit of task state must survive storage)."""
+    out = out if out is not None else sys.stdout
+    err = err if err is not None else sys.stderr
+    sched = Scheduler(out=out, err=err, ticks=store_every)
+    if store_every:
+        sched.SLICE_SECONDS = 0
+        sched.after_slice = _reload_world
+    try:
+        main_task = sched.start_main(os.path.abspath(path))
+    except OstSyntaxError as e:
+        err.write(e.format() + '\n')
+        return EXIT_SYNTAX
+    except UnicodeDecodeError as e:
+        err.write('%s: error: the file is not UTF-8 text (%s)\n' % (path, e.reason))
+        return EXIT_SYNTAX
+    sched.run()
+    sched.flush()
+    main_task = sched.world.main_task
+    return EXIT_RUNTIME if main_task.state == 'failed' else EXIT_OK
+
+
+def _reload_world(sched):
+    """Replace the scheduler's world by a stored-and-reloaded copy."""
+    sched.world = reload(sched.world)
+    V.set_error_type(sched.world.error_type)
+
+
+def reload(root):
+    """Store every persistent object reachable from `root` as its own record
+    (references between them by number, as ZODB stores them) and load the
+    whole graph back as new objects.  Storing object by object, not as one
+    nested pickle, keeps deep frame chains from recursing."""
+    index = {}
+    objs = [root]
+    index[id(root)] = 0
+    records = []
+    current = [None]
+
+    def persistent_id(obj):
+        if isinstance(obj, Persistent) and obj is not current[0]:
+            i = index.get(id(obj))
+            if i is None:
+                i = index[id(obj)] = len(objs)
+                objs.append(obj)
+            return i
+        return None
+
+    i = 0
+    while i < len(objs):
+        obj = objs[i]
+        current[0] = obj
+        buf = io.BytesIO()
+        p = pickle.Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL)
+        p.persistent_id = persistent_id
+        p.dump(obj.__getstate__())
+        records.append((type(obj), buf.getvalue()))
+        i += 1
+
+    fresh = [cls.__new__(cls) for cls, _ in records]
+    for obj, (cls, data) in zip(fresh, records):
+        u = pickle.Unpickler(io.BytesIO(data))
+        u.persistent_load = fresh.__getitem__
+        obj.__setstate__(u.load())
+    return fresh[0]

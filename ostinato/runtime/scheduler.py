@@ -1,0 +1,404 @@
+"""The scheduler: tasks, the FIFO ready queue, timers, waits, and module loads.
+
+It implements the VM's `Host` interface.  One scheduler *turn* runs one task
+until it waits, ends, fails or uses up its slice; then every sleeper whose
+time has passed joins the back of the ready queue and the front task runs
+(LANGUAGE.md §15.1).  A task whose slice was used up goes on ahead of every
+other task: tasks are cooperative, the slice only bounds how much work a
+crash can lose.
+
+All state lives in the `World`; the scheduler object itself is a
+process-local driver around it.  `after_turn` is the hook the durable
+runtime uses to commit a turn and then deliver its printed output.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from ..compiler.compiler import compile_module
+from ..syntax import OstSyntaxError, parse
+from ..vm import values as V
+from ..vm.interp import VM, Host, where_of
+from ..vm.printing import to_str
+from ..vm.values import Frame, OModule, OstError, Task
+from .world import Watch, World
+
+
+def stdlib_dir():
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for cand in (os.path.join(here, 'stdlib'), os.path.join(os.path.dirname(here), 'stdlib')):
+        if os.path.isdir(cand):
+            return cand
+    return None
+
+
+_compiled = {}   # (source hash, path) -> Code: one compilation per source text
+
+
+def compile_source(source, path, module_name):
+    """Parse and compile a module source; OstSyntaxError on errors."""
+    import hashlib
+    key = (hashlib.sha256(source.encode('utf-8')).hexdigest(), path, module_name)
+    code = _compiled.get(key)
+    if code is None:
+        fname = os.path.basename(path)
+        tree = parse(source, fname)
+        code = compile_module(tree, source, fname, module_name)
+        _compiled[key] = code
+    return code
+
+
+def read_source(path):
+    with open(path, 'rb') as f:
+        data = f.read()
+    return data.decode('utf-8').replace('\r\n', '\n')
+
+
+class Scheduler(Host):
+    SLICE_SECONDS = 0.3      # a long computation is checkpointed this often
+    TICKS = 20000            # instructions between clock checks
+
+    def __init__(self, world=None, out=None, err=None, ticks=None):
+        self.world = world if world is not None else World()
+        V.set_error_type(self.world.error_type)
+        self.out = out if out is not None else sys.stdout
+        self.err = err if err is not None else sys.stderr
+        self.buffer = []
+        self.vm = VM(self, self.buffer)
+        self.ticks = ticks or self.TICKS
+        self.after_turn = None    # hook(scheduler) run after each turn, before output
+        self.after_slice = None   # hook(scheduler) run after each slice (test mode)
+
+    # The VM checks `host.waiters` (truthy while any watch is active) before
+    # reporting changes.
+    @property
+    def waiters(self):
+        return self.world.watches
+
+    # ------------------------------------------------------------ tasks
+    def new_task(self, frame, name):
+        w = self.world
+        t = Task(w.new_task_id(), name, frame)
+        w.tasks[t.id] = t
+        w._p_changed = True
+        return t
+
+    def spawn(self, vm, func, args, kwargs):
+        frame = vm.new_task_frame(func, list(args), dict(kwargs))
+        t = self.new_task(frame, task_name(func))
+        self.world.ready.append(t)
+        self.world._p_changed = True
+        return t
+
+    def make_ready(self, task, front=False):
+        task.state = 'ready'
+        task.waiting = None
+        if front:
+            self.world.ready.appendleft(task)
+        else:
+            self.world.ready.append(task)
+        self.world._p_changed = True
+
+    # ------------------------------------------------------------ changes
+    def changed(self, obj):
+        ws = getattr(obj, '_ow', None)
+        if not ws:
+            return
+        obj._ow = []
+        for w in ws:
+            self._fire(w)
+
+    def _fire(self, w):
+        if w.id not in self.world.watches:
+            return
+        del self.world.watches[w.id]
+        w.dirty = True
+        for o in w.objs:
+            lst = getattr(o, '_ow', None)
+            if lst and w in lst:
+                lst.remove(w)
+                o._p_changed = True
+        t = w.task
+        if t.waiting is w:
+            self.make_ready(t)
+
+    def _register(self, task, objs, kind):
+        w = self.world
+        watch = Watch(w.next_watch_id, task, [], kind)
+        w.next_watch_id += 1
+        seen = set()
+        for o in objs:
+            if id(o) in seen:
+                continue
+            seen.add(id(o))
+            watch.objs.append(o)
+            lst = getattr(o, '_ow', None)
+            if lst is None:
+                o._ow = [watch]
+            else:
+                lst.append(watch)
+                o._p_changed = True
+        w.watches[watch.id] = watch
+        w._p_changed = True
+        return watch
+
+    def watch(self, task, reads):
+        return self._register(task, reads, 'token')
+
+    def unwatch(self, watch):
+        if watch.id in self.world.watches:
+            del self.world.watches[watch.id]
+            for o in watch.objs:
+                lst = getattr(o, '_ow', None)
+                if lst and watch in lst:
+                    lst.remove(watch)
+
+    # ------------------------------------------------------------ modules
+    def find_module(self, name, from_dir):
+        dirs = []
+        if from_dir:
+            dirs.append(from_dir)
+        sd = stdlib_dir()
+        if sd:
+            dirs.append(sd)
+        dirs += [d for d in os.environ.get('OSTINATO_PATH', '').split(':') if d]
+        for d in dirs:
+            p = os.path.join(d, name + '.ost')
+            if os.path.isfile(p):
+                return os.path.abspath(p)
+        return None
+
+    def load_module(self, name, path, source=None):
+        """Create the module and its top-level task (not yet queued).  Raises
+        OstSyntaxError."""
+        if source is None:
+            source = read_source(path)
+        code = compile_source(source, path, name)
+        m = OModule(name, path)
+        m.source = source
+        m.code = code
+        m.summary = code.summary
+        m.details = code.details
+        frame = Frame(code, m, m, None, None)
+        t = self.new_task(frame, name)
+        t.module = m
+        return m, t
+
+    def import_module(self, vm, task, name, frame):
+        w = self.world
+        m = w.modules.get(name)
+        if m is not None:
+            return m
+        m = w.loading.get(name)
+        if m is not None:            # a circular import gets the module as it is so far
+            return m
+        from_dir = None
+        if frame.module is not None and frame.module.path:
+            from_dir = os.path.dirname(frame.module.path)
+        path = self.find_module(name, from_dir)
+        if path is None:
+            raise OstError("no module named '%s'" % name)
+        try:
+            m, t = self.load_module(name, path)
+        except OstSyntaxError as e:
+            raise OstError('%s:%d:%d: syntax error: %s' % (e.filename, e.line, e.col, e.message))
+        except OSError as e:
+            raise OstError("cannot read module '%s': %s" % (name, e.strerror))
+        w.loading[name] = m
+        t.importer = task
+        task.state = 'waiting'
+        task.waiting = ('import', name)
+        w.ready.appendleft(t)
+        w._p_changed = True
+        return None
+
+    def _module_settled(self, t, status):
+        """The top level of a module being imported ended or first waited: the
+        importer continues before any other task."""
+        importer = t.importer
+        t.importer = None
+        w = self.world
+        name = t.module.name
+        m = w.loading.pop(name, None)
+        if status == 'failed':
+            # Raised before its first wait: the error propagates out of the import
+            # and the module is forgotten.
+            importer.resume = ('error', t.error)
+            t.reported = True
+            w.tasks.pop(t.id, None)
+        else:
+            if m is not None:
+                w.modules[name] = m
+            importer.resume = ('value', m)
+        self.make_ready(importer, front=True)
+
+    # ------------------------------------------------------------ running
+    def start_main(self, path, module_name=None):
+        """Load FILE as the main module and queue its top level as the main task."""
+        name = module_name or os.path.splitext(os.path.basename(path))[0]
+        m, t = self.load_module(name, path)
+        w = self.world
+        w.loading[name] = m
+        t.is_main = True
+        w.main_task = t
+        w.ready.append(t)
+        w._p_changed = True
+        return t
+
+    def run(self):
+        """Run until nothing can run any more."""
+        while True:
+            w = self.world
+            now = time.time()
+            for t in w.due_timers(now):
+                self.make_ready(t)
+            if not w.ready:
+                if w.timers:
+                    delay = w.timers[0][0] - time.time()
+                    if delay > 0:
+                        time.sleep(min(delay, 0.5))
+                    continue
+                break
+            task = w.ready.popleft()
+            w._p_changed = True
+            self.turn(task)
+
+    def turn(self, task):
+        """Run one task until it waits, ends or fails, checkpointing a long
+        computation every SLICE_SECONDS."""
+        tid = task.id
+        start = time.time()
+        task.state = 'running'
+        while True:
+            status = self.vm.run(task, self.ticks)
+            if status != 'yield':
+                break
+            if self.after_slice is not None:
+                self.after_slice(self)
+                task = self.world.tasks[tid]
+            if time.time() - start >= self.SLICE_SECONDS:
+                self.end_turn()
+                start = time.time()
+        self.settle(task, status)
+        self.end_turn()
+        if self.after_slice is not None:
+            self.after_slice(self)
+
+    def settle(self, task, status):
+        w = self.world
+        importer = getattr(task, 'importer', None)
+        if status == 'done' or status == 'failed':
+            w.tasks.pop(task.id, None)
+            if status == 'failed' and importer is None:
+                self.report(task)
+            if w.watches:
+                self.changed(task)
+        else:
+            self.suspend(task, status[1])
+        if importer is not None:
+            self._module_settled(task, status)
+        else:
+            # A module's top level that ended or first waited is loaded from then on.
+            m = getattr(task, 'module', None)
+            if m is not None and status != 'failed' and w.loading.get(m.name) is m:
+                del w.loading[m.name]
+                w.modules[m.name] = m
+
+    def suspend(self, task, request):
+        kind = request[0]
+        w = self.world
+        task.state = 'waiting'
+        if kind == 'sleep':
+            s = request[1]
+            task.resume = ('value', None)
+            if s is None or s <= 0:
+                self.make_ready(task)
+                return
+            task.waiting = ('sleep', time.time() + s)
+            w.add_timer(time.time() + s, task)
+        elif kind == 'change':
+            objs = request[1]
+            watch = self._register(task, objs, 'change')
+            task.waiting = watch
+        elif kind == 'token':
+            watch = request[1]
+            task.waiting = watch
+            if watch.dirty:
+                self.make_ready(task)
+        elif kind == 'take':
+            q = request[1]
+            if q.items:
+                task.resume = ('value', q.items.pop(0))
+                q._p_changed = True
+                self.make_ready(task)
+            else:
+                if not hasattr(q, 'takers') or q.takers is None:
+                    q.takers = []
+                q.takers.append(task)
+                q._p_changed = True
+                task.waiting = ('take', q)
+        elif kind == 'import':
+            pass      # set up by import_module
+        else:
+            raise AssertionError(request)
+
+    def put(self, q, value):
+        """Hand `value` to the first task waiting on q, or append it."""
+        takers = getattr(q, 'takers', None)
+        if takers:
+            t = takers.pop(0)
+            q._p_changed = True
+            t.resume = ('value', value)
+            self.make_ready(t)
+        else:
+            q.items.append(value)
+            q._p_changed = True
+        if self.world.watches:
+            self.changed(q)
+
+    def end_turn(self):
+        """The end of a turn: the durable runtime commits here; then the output
+        the turn produced is delivered (so a crash never prints a line twice)."""
+        if self.after_turn is not None:
+            self.after_turn(self)
+        self.flush()
+
+    def flush(self):
+        if self.buffer:
+            self.out.write(''.join(self.buffer))
+            self.out.flush()
+            del self.buffer[:]
+
+    # ------------------------------------------------------------ reports
+    def report(self, task):
+        if getattr(task, 'reported', False):
+            return
+        task.reported = True
+        self.flush()
+        self.err.write(format_report(task))
+        self.err.flush()
+
+
+def format_report(task):
+    """`FILE:LINE:COL: error: MESSAGE` and one `  at ...` line per frame."""
+    try:
+        msg = to_str(task.error)
+    except Exception:  # rendering must never hide the report
+        msg = repr(task.error)
+    lines = ['%s: error: %s' % (task.raised_at or '?', msg)]
+    for tb in task.traceback or ():
+        lines.append('  at ' + tb)
+    return '\n'.join(lines) + '\n'
+
+
+def task_name(func):
+    from ..vm.values import Builtin, Curried, Function
+    while type(func) is Curried:
+        func = func.func
+    if type(func) is Function:
+        return func.code.name
+    if type(func) is Builtin:
+        return func.name
+    return getattr(func, 'name', '?')

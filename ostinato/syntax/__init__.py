@@ -1,0 +1,9 @@
+"""The syntax layer: Ostinato source text to the AST of `ast.py`.
+
+`parse(source, filename)` gives an `ast.Module` or raises `OstSyntaxError`;
+nothing else of Lark or of the scanner leaves this package (DESIGN.md §1).
+"""
+from .errors import OstSyntaxError
+from .parser import parse
+
+__all__ = ['parse', 'OstSyntaxError']

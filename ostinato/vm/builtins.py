@@ -1,0 +1,543 @@
+"""The built-in functions of LANGUAGE.md §18, registered into `values.BUILTINS`.
+
+Only the built-ins that are pure functions of their arguments live here;
+`sleep`, `spawn`, `Queue`, `put`, `take` and `raise` need the scheduler and
+belong to the interpreter.  Built-ins never call back into Ostinato code, so
+each one is an ordinary Python function: the interpreter binds positional and
+keyword arguments to `params`, passes missing ones as None and calls
+`fn(*args)` (print and pprint also get the running VM first, to write).
+
+Error texts follow §14: an argument of a kind a built-in does not take is
+`NAME() does not accept KIND`; other failures of a built-in start with
+`NAME() `; failures of the general rules it applies (`+` in sum, ordering in
+sorted, hashing in set) keep the rule's own message.
+"""
+from __future__ import annotations
+
+import re
+
+from . import ops, printing, timefmt
+from .values import (
+    BUILTINS, Builtin, OList, OMap, OObject, OQueue, OSet, OstError, OType,
+    Span, kind,
+)
+
+__all__ = ['register']
+
+
+def _reject(name, x):
+    return OstError('%s() does not accept %s' % (name, kind(x)))
+
+
+def _items(name, x):
+    """A new Python list of the items a finite iterable yields (§10: a map
+    gives its values, a string its characters)."""
+    t = type(x)
+    if t is OList:
+        return list(x.items)
+    if t is tuple or t is str:
+        return list(x)
+    if t is OMap:
+        return list(x.d.values())
+    if t is OSet:
+        return list(x.d)
+    if t is Span:
+        if x.stop is None:
+            raise OstError(name + '() cannot use an endless span')
+        return list(x.range())
+    raise _reject(name, x)
+
+
+def _str_args(name, *args):
+    for a in args:
+        if type(a) is not str:
+            raise _reject(name, a)
+
+
+# ---------------------------------------------------------- printing, text
+
+def b_print(ctx, *vals):
+    to_str = printing.to_str
+    ctx.write(' '.join([to_str(v) for v in vals]) + '\n')
+
+
+def b_pprint(ctx, value):
+    ctx.write(printing.pformat(value) + '\n')
+
+
+def b_pformat(value):
+    return printing.pformat(value)
+
+
+def b_str(value):
+    return printing.to_str(value)
+
+
+def b_quote(value):
+    return printing.display(value)
+
+
+# ------------------------------------------------------------ conversions
+
+_INT_RE = re.compile(r'[+-]?[0-9]+\Z')
+_FLOAT_RE = re.compile(r'[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z')
+
+
+def _cannot(value, to):
+    return OstError('cannot convert %s to %s' % (printing.display(value), to))
+
+
+def b_int(value):
+    t = type(value)
+    if t is int:
+        return value
+    if t is bool:
+        return 1 if value else 0
+    if t is float:
+        if value != value or value in (float('inf'), float('-inf')):
+            raise _cannot(value, 'int')
+        return int(value)
+    if t is str:
+        s = value.strip()
+        if _INT_RE.match(s):
+            return int(s)
+    raise _cannot(value, 'int')
+
+
+def b_float(value):
+    t = type(value)
+    if t is float:
+        return value
+    if t is int:
+        try:
+            return float(value)
+        except OverflowError:
+            raise _cannot(value, 'float') from None
+    if t is str:
+        s = value.strip()
+        if _FLOAT_RE.match(s):
+            return float(s)
+    raise _cannot(value, 'float')
+
+
+def b_type_of(value):
+    if type(value) is OObject:
+        return value.type
+    return kind(value)
+
+
+# ------------------------------------------------------------ collections
+
+def b_length(value):
+    t = type(value)
+    if t is str or t is tuple:
+        return len(value)
+    if t is OList or t is OQueue:
+        return len(value.items)
+    if t is OMap or t is OSet:
+        return len(value.d)
+    if t is Span:
+        if value.stop is None:
+            raise OstError('length() of an endless span')
+        return max(0, value.stop - (0 if value.start is None else value.start))
+    raise _reject('length', value)
+
+
+def _set_add(s, v):
+    if v is not None:
+        s.d[ops.map_key(v)] = None
+
+
+def b_append(collection, value):
+    t = type(collection)
+    if t is OList:
+        collection.items.append(value)
+        collection.changed()
+    elif t is OSet:
+        if value is not None:   # adding none to a set does nothing (§5)
+            _set_add(collection, value)
+            collection.changed()
+    else:
+        raise _reject('append', collection)
+
+
+def b_extend(collection, items):
+    t = type(collection)
+    if t is not OList and t is not OSet:
+        raise _reject('extend', collection)
+    new = _items('extend', items)
+    if t is OList:
+        collection.items.extend(new)
+    else:
+        for v in new:
+            _set_add(collection, v)
+    collection.changed()
+
+
+def b_insert(lst, index, value):
+    if type(lst) is not OList:
+        raise _reject('insert', lst)
+    if type(index) is not int:
+        raise _reject('insert', index)
+    items = lst.items
+    n = len(items)
+    # Clipped by hand: list.insert cannot take ints beyond a machine word.
+    if index < 0:
+        index = max(0, n + index)
+    elif index > n:
+        index = n
+    items.insert(index, value)
+    lst.changed()
+
+
+def b_pop(collection, index):
+    t = type(collection)
+    if t is OList:
+        items = collection.items
+        if index is None:
+            if not items:
+                raise OstError('pop() index out of range')
+            v = items.pop()
+        elif type(index) is int:
+            n = len(items)
+            if not -n <= index < n:
+                raise OstError('pop() index out of range')
+            v = items.pop(index)
+        else:
+            raise _reject('pop', index)
+        collection.changed()
+        return v
+    if t is OMap:
+        try:
+            v = collection.d.pop(index, None)
+        except TypeError:
+            return None        # an unhashable key is never present
+        if v is not None:
+            collection.changed()
+        return v
+    raise _reject('pop', collection)
+
+
+def b_truncate(lst, n):
+    if type(lst) is not OList:
+        raise _reject('truncate', lst)
+    if type(n) is not int:
+        raise _reject('truncate', n)
+    items = lst.items
+    if n >= 0:
+        if n <= len(items):
+            del items[n:]
+        else:
+            items.extend([None] * (n - len(items)))
+    else:
+        del items[max(0, len(items) + n):]
+    lst.changed()
+
+
+def b_reversed(sequence):
+    t = type(sequence)
+    if t is OList:
+        return OList(sequence.items[::-1])
+    if t is tuple or t is str:
+        return sequence[::-1]
+    raise _reject('reversed', sequence)
+
+
+class _Ordered:
+    """Sort key ordering items by the rules of `<` (§7)."""
+    __slots__ = ('v',)
+
+    def __init__(self, v):
+        self.v = v
+
+    def __lt__(self, other):
+        return ops.compare('<', self.v, other.v)
+
+
+def _plain_sortable(vals):
+    """True when Python's own ordering is Ostinato's: all numbers (no
+    booleans) or all strings."""
+    kinds = set(map(type, vals))
+    return kinds <= {int, float} or kinds == {str}
+
+
+def b_sorted(items):
+    vals = _items('sorted', items)
+    if _plain_sortable(vals):
+        vals.sort()
+    else:
+        vals.sort(key=_Ordered)
+    return OList(vals)
+
+
+def b_keys(m):
+    if type(m) is not OMap:
+        raise _reject('keys', m)
+    return OList(list(m.d))
+
+
+def b_values(m):
+    if type(m) is not OMap:
+        raise _reject('values', m)
+    return OList(list(m.d.values()))
+
+
+def b_list(items):
+    if items is None:
+        return OList()
+    return OList(_items('list', items))
+
+
+def b_set(items):
+    s = OSet()
+    if items is not None:
+        for v in _items('set', items):
+            _set_add(s, v)
+    return s
+
+
+def b_tuple(items):
+    if items is None:
+        return ()
+    if type(items) is tuple:
+        return items
+    return tuple(_items('tuple', items))
+
+
+def b_span(start, stop):
+    if (start is None or type(start) is int) and (stop is None or type(stop) is int):
+        return Span(start, stop)
+    raise OstError('span() bounds must be integers')
+
+
+# ----------------------------------------------------------------- numbers
+
+def b_sum(items, start):
+    acc = 0 if start is None else start
+    add = ops.binop
+    for v in _items('sum', items):
+        acc = add('+', acc, v)
+    return acc
+
+
+def _extreme(name, vals, op):
+    if len(vals) == 1:
+        vals = _items(name, vals[0])
+    if not vals:
+        raise OstError(name + '() of an empty collection')
+    best = vals[0]
+    if _plain_sortable(vals):
+        # Python's min/max also keep the first of equal items.
+        return min(vals) if op == '<' else max(vals)
+    compare = ops.compare
+    for v in vals[1:]:
+        if compare(op, v, best):
+            best = v
+    return best
+
+
+def b_min(*vals):
+    return _extreme('min', vals, '<')
+
+
+def b_max(*vals):
+    return _extreme('max', vals, '>')
+
+
+def b_abs(x):
+    t = type(x)
+    if t is int or t is float:
+        return abs(x)
+    raise _reject('abs', x)
+
+
+def b_round(x, digits):
+    t = type(x)
+    if t is not int and t is not float:
+        raise _reject('round', x)
+    if digits is None:
+        try:
+            return round(x)
+        except (OverflowError, ValueError):
+            raise OstError('round() cannot round ' + printing.display(x)) from None
+    if type(digits) is not int:
+        raise _reject('round', digits)
+    try:
+        return round(float(x), digits)
+    except OverflowError:
+        raise OstError('round() cannot round ' + printing.display(x)) from None
+
+
+# ----------------------------------------------------------------- strings
+
+def b_sjoin(items, sep):
+    if sep is None:
+        sep = ''
+    elif type(sep) is not str:
+        raise _reject('sjoin', sep)
+    to_str = printing.to_str
+    return sep.join([to_str(v) for v in _items('sjoin', items)])
+
+
+def b_joinlines(items):
+    to_str = printing.to_str
+    return '\n'.join([to_str(v) for v in _items('joinlines', items)])
+
+
+def b_split(s, sep):
+    if type(s) is not str:
+        raise _reject('split', s)
+    if sep is None:
+        return OList(s.split())
+    if type(sep) is not str:
+        raise _reject('split', sep)
+    if not sep:
+        raise OstError('split() separator is empty')
+    return OList(s.split(sep))
+
+
+def b_strip(s, chars):
+    if type(s) is not str:
+        raise _reject('strip', s)
+    if chars is None:
+        return s.strip()
+    if type(chars) is not str:
+        raise _reject('strip', chars)
+    return s.strip(chars)
+
+
+def b_lower(s):
+    _str_args('lower', s)
+    return s.lower()
+
+
+def b_upper(s):
+    _str_args('upper', s)
+    return s.upper()
+
+
+def b_replace(s, old, new):
+    _str_args('replace', s, old, new)
+    return s.replace(old, new)
+
+
+def b_startswith(s, prefix):
+    _str_args('startswith', s, prefix)
+    return s.startswith(prefix)
+
+
+def b_endswith(s, suffix):
+    _str_args('endswith', s, suffix)
+    return s.endswith(suffix)
+
+
+def b_find(sequence, x):
+    t = type(sequence)
+    if t is str:
+        if type(x) is not str:
+            raise _reject('find', x)
+        return sequence.find(x)
+    if t is OList or t is tuple:
+        equal = ops.equal
+        for i, v in enumerate(sequence.items if t is OList else sequence):
+            if v is x or equal(v, x):
+                return i
+        return -1
+    raise _reject('find', sequence)
+
+
+# --------------------------------------------------------- json and time
+
+def b_json(value):
+    return printing.to_json(value)
+
+
+def b_parse_json(text):
+    return printing.parse_json(text)
+
+
+def b_now():
+    return timefmt.now_iso()
+
+
+def b_format_time(time, format):
+    return timefmt.format_time(time, format)
+
+
+# ------------------------------------------------------------------ types
+
+_MODES = ('val', 'var', 'one')
+
+
+def b_add_property(typ, mode, name, default):
+    if type(typ) is not OType:
+        raise _reject('add_property', typ)
+    if type(mode) is not str:
+        raise _reject('add_property', mode)
+    if type(name) is not str:
+        raise _reject('add_property', name)
+    if mode not in _MODES:
+        raise OstError('add_property() mode must be \'val\', \'var\' or \'one\', got '
+                       + printing.display(mode))
+    typ.declare(mode, name, default)
+
+
+# ------------------------------------------------------------ registration
+
+_TABLE = [
+    # name, fn, params, varargs, ctx
+    ('print', b_print, ('values',), True, True),
+    ('pprint', b_pprint, ('value',), False, True),
+    ('pformat', b_pformat, ('value',)),
+    ('str', b_str, ('value',)),
+    ('quote', b_quote, ('value',)),
+    ('int', b_int, ('value',)),
+    ('float', b_float, ('value',)),
+    ('type_of', b_type_of, ('value',)),
+    ('length', b_length, ('value',)),
+    ('append', b_append, ('collection', 'value')),
+    ('extend', b_extend, ('collection', 'items')),
+    ('insert', b_insert, ('list', 'index', 'value')),
+    ('pop', b_pop, ('collection', 'index')),
+    ('truncate', b_truncate, ('list', 'n')),
+    ('reversed', b_reversed, ('sequence',)),
+    ('sorted', b_sorted, ('items',)),
+    ('keys', b_keys, ('map',)),
+    ('values', b_values, ('map',)),
+    ('list', b_list, ('items',)),
+    ('set', b_set, ('items',)),
+    ('tuple', b_tuple, ('items',)),
+    ('span', b_span, ('start', 'stop')),
+    ('sum', b_sum, ('items', 'start')),
+    ('min', b_min, ('values',), True),
+    ('max', b_max, ('values',), True),
+    ('abs', b_abs, ('x',)),
+    ('round', b_round, ('x', 'digits')),
+    ('sjoin', b_sjoin, ('items', 'sep')),
+    ('joinlines', b_joinlines, ('items',)),
+    ('split', b_split, ('s', 'sep')),
+    ('strip', b_strip, ('s', 'chars')),
+    ('lower', b_lower, ('s',)),
+    ('upper', b_upper, ('s',)),
+    ('replace', b_replace, ('s', 'old', 'new')),
+    ('startswith', b_startswith, ('s', 'prefix')),
+    ('endswith', b_endswith, ('s', 'suffix')),
+    ('find', b_find, ('sequence', 'x')),
+    ('json', b_json, ('value',)),
+    ('parse_json', b_parse_json, ('text',)),
+    ('now', b_now, ()),
+    ('format_time', b_format_time, ('time', 'format')),
+    ('add_property', b_add_property, ('type', 'mode', 'name', 'default')),
+]
+
+
+def register(table=BUILTINS):
+    """Put these built-ins into `table` (values.BUILTINS by default)."""
+    for row in _TABLE:
+        name, fn, params = row[:3]
+        varargs = row[3] if len(row) > 3 else False
+        ctx = row[4] if len(row) > 4 else False
+        table[name] = Builtin(name, fn, params, varargs=varargs, ctx=ctx)
+
+
+register()

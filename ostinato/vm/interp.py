@@ -1,0 +1,1132 @@
+"""The interpreter loop.
+
+One loop runs the top frame of one task.  A call pushes a frame and a return
+pops it: the loop never recurses in Python for an Ostinato call, so a task can
+stop after any instruction with its whole state in its frames (code, pc,
+value stack, locals, try handlers) -- plain data that pickles.
+
+The loop returns to its caller (the scheduler, in `runtime/`) when the task
+ends, fails, suspends (a built-in asked for something from outside: time, a
+module load, a queue item, a change), or has used up its slice of
+instructions.  Everything the VM needs from the outside world goes through
+`self.host` (see `Host` below); the VM itself never touches a database.
+"""
+from __future__ import annotations
+
+from ..compiler.code import *  # noqa: F401,F403 -- opcodes
+from . import ops
+from .printing import display, to_str
+from .values import (BUILTINS, Builtin, Curried, Frame, Function, OList, OMap, OModule,
+                     OObject, OQueue, OSet, OstError, OstRaise, OType, Span, Task,
+                     kind, make_error)
+from . import values as V
+from . import builtins as _builtins  # noqa: F401 -- registers the built-ins
+from .taskbuiltins import Suspend
+
+WATCH = 'watch'      # marker in Frame.handlers for an active watched evaluation
+_MISSING = object()
+
+
+
+
+# ------------------------------------------------------------------ iterators
+# Loop state lives on the frame's value stack, so it is saved with the frame.
+
+class SeqIter:
+    """A snapshot of a finite source: values, and keys (maps) or positions."""
+    __slots__ = ('vals', 'keys', 'pos')
+
+    def __init__(self, vals, keys=None):
+        self.vals = vals
+        self.keys = keys
+        self.pos = 0
+
+    def __getstate__(self):
+        return (self.vals, self.keys, self.pos)
+
+    def __setstate__(self, s):
+        self.vals, self.keys, self.pos = s
+
+
+class SpanIter:
+    __slots__ = ('cur', 'stop', 'pos')
+
+    def __init__(self, cur, stop):
+        self.cur = cur
+        self.stop = stop
+        self.pos = 0
+
+    def __getstate__(self):
+        return (self.cur, self.stop, self.pos)
+
+    def __setstate__(self, s):
+        self.cur, self.stop, self.pos = s
+
+
+class QueueIter:
+    __slots__ = ('q',)
+
+    def __init__(self, q):
+        self.q = q
+
+    def __getstate__(self):
+        return self.q
+
+    def __setstate__(self, s):
+        self.q = s
+
+
+class ReactiveIter:
+    """`for v in f:` over a function (LANGUAGE.md §15.3).  state: 'new' (evaluate
+    first), 'eval' (a watched call of f is running; its result will be on the
+    stack), 'idle' (the body ran; wait for a change), 'dirty' (a change came)."""
+    __slots__ = ('f', 'last', 'has_last', 'state', 'token')
+
+    def __init__(self, f):
+        self.f = f
+        self.last = None
+        self.has_last = False
+        self.state = 'new'
+        self.token = None
+
+    def __getstate__(self):
+        return (self.f, self.last, self.has_last, self.state, self.token)
+
+    def __setstate__(self, s):
+        self.f, self.last, self.has_last, self.state, self.token = s
+
+
+_END = object()
+
+
+def _next(it):
+    """One step of a finite iterator: (index, value) or _END."""
+    t = type(it)
+    if t is SeqIter:
+        i = it.pos
+        if i >= len(it.vals):
+            return _END
+        it.pos = i + 1
+        return (it.keys[i] if it.keys is not None else i), it.vals[i]
+    if t is SpanIter:
+        v = it.cur
+        if it.stop is not None and v >= it.stop:
+            return _END
+        it.cur = v + 1
+        i = it.pos
+        it.pos = i + 1
+        return i, v
+    raise OstError('cannot iterate over %s here' % ('function' if t is ReactiveIter else 'queue'))
+
+
+# ------------------------------------------------------------------- the host
+
+class Host:
+    """What the VM needs from the runtime.  The in-memory and durable
+    schedulers implement it."""
+
+    waiters = {}     # truthy when some task waits for a change: the VM then reports changes
+
+    def spawn(self, vm, func, args, kwargs):
+        raise NotImplementedError
+
+    def import_module(self, vm, task, name, frame):
+        raise NotImplementedError
+
+    def changed(self, obj):
+        pass
+
+    def watch(self, task, reads):
+        """Register a reactive loop's reads; returns a token with a `dirty` flag."""
+        raise NotImplementedError
+
+
+def where_of(frame, pc):
+    line, col = frame.code.positions[pc]
+    return '%s:%d:%d' % (frame.code.filename, line, col)
+
+
+class VM:
+    """Runs tasks.  `out` receives printed text (the runtime delivers it after
+    the commit that covers it)."""
+
+    def __init__(self, host, out=None):
+        self.host = host
+        self.out = out if out is not None else []
+        self.task = None
+        self.reads = None
+
+    def write(self, text):
+        self.out.append(text)
+
+    # -------------------------------------------------------------- frames
+    def new_task_frame(self, func, args, kwargs, caller=None):
+        """A frame calling `func(*args, **kwargs)` as a task's bottom frame.  For a
+        built-in or other non-Function callable the frame is a tiny trampoline."""
+        if type(func) is Function:
+            return self.bind(func, list(args), kwargs, caller, None)
+        site = self.task.frame if self.task is not None else None
+        if site is not None:
+            line, col = site.code.positions[max(site.pc - 1, 0)]
+            fname = site.code.filename
+        else:
+            fname, line, col = '<spawn>', 0, 0
+        code = trampoline_code(len(args), list(kwargs), fname, line, col)
+        fr = Frame(code, None, site.module if site is not None else None, None, caller)
+        fr.stack = [func] + list(args) + [kwargs[k] for k in kwargs]
+        return fr
+
+    def bind(self, f, args, kwargs, caller, callee_name):
+        code = f.code
+        nparams = code.nparams
+        nargs = len(args)
+        if nargs > nparams:
+            raise OstError('%s() takes %d positional argument%s but %d %s given' % (
+                code.name, nparams, '' if nparams == 1 else 's', nargs,
+                'was' if nargs == 1 else 'were'))
+        locs = args
+        locs.extend([None] * (code.nlocals - nargs))
+        if kwargs:
+            params = code.params
+            for k, v in kwargs.items():
+                try:
+                    i = params.index(k)
+                except ValueError:
+                    raise OstError("%s() has no parameter '%s'" % (code.name, k)) from None
+                if i < nargs:
+                    raise OstError("%s() got two values for parameter '%s'" % (code.name, k))
+                locs[i] = v
+        fr = Frame.__new__(Frame)
+        fr.code = code
+        fr.goal = f
+        fr.module = f.module
+        fr.parent = f.parent
+        fr.caller = caller
+        fr.pc = 0
+        fr.stack = []
+        fr.locals = locs
+        fr.handlers = []
+        return fr
+
+    # -------------------------------------------------------------- running
+    def run(self, task, ticks=1 << 62):
+        """Run `task` for at most `ticks` instructions.  Returns 'done',
+        'failed', 'yield' (slice used up) or ('suspend', request).
+        A pending `task.resume` (('value', v) or ('error', e, where)) is applied
+        first."""
+        self.task = task
+        frame = task.frame
+        pending = task.resume
+        if pending is not None:
+            task.resume = None
+            if pending[0] == 'value':
+                frame.stack.append(pending[1])
+            else:
+                r = self._unwind(task, frame, pending[1])
+                if r is not None:
+                    return r
+                frame = task.frame
+        while True:
+            try:
+                return self._loop(task, task.frame, ticks)
+            except _Unwound:
+                continue
+            except _TaskOver as e:
+                return e.status
+
+    def _unwind(self, task, frame, value):
+        """Unwind `task` from `frame` with the raised `value`: pop watch markers
+        and frames until a try handler takes it.  Returns None when caught
+        (task.frame is then the handling frame), else 'failed'."""
+        tb = []
+        while True:
+            hs = frame.handlers
+            while hs:
+                h = hs.pop()
+                if type(h) is str:      # a watch marker
+                    task.watch_depth -= 1
+                    if task.watch_depth == 0:
+                        task.reads = None
+                    continue
+                handler_pc, depth = h
+                del frame.stack[depth:]
+                frame.stack.append(value)
+                frame.pc = handler_pc
+                frame._p_changed = True
+                task.frame = frame
+                return None
+            tb.append(where_of(frame, max(frame.pc - 1, 0)) + ' in ' + goal_name(frame))
+            frame._p_changed = True
+            caller = frame.caller
+            if caller is None:
+                task.frame = frame
+                task.error = value
+                task.traceback = tb
+                task.done = True
+                task.state = 'failed'
+                return 'failed'
+            frame = caller
+
+    def _raise(self, task, frame, pc, value):
+        frame.pc = pc
+        r = self._unwind(task, frame, value)
+        if r is None:
+            raise _Unwound()
+        raise _TaskOver(r)
+
+    def _loop(self, task, frame, ticks):
+        host = self.host
+        waiters = host.waiters
+        reads = task.reads
+        code = frame.code
+        instrs = code.instrs
+        stack = frame.stack
+        locs = frame.locals
+        pc = frame.pc
+        module = frame.module
+        ns = module.ns if module is not None else None
+        push = stack.append
+        pop = stack.pop
+        builtins_get = BUILTINS.get
+        try:
+            while True:
+                op, arg = instrs[pc]
+                pc += 1
+                ticks -= 1
+                if ticks < 0:
+                    pc -= 1
+                    frame.pc = pc
+                    frame._p_changed = True
+                    task.frame = frame
+                    return 'yield'
+                if op == LOAD_LOCAL:
+                    push(locs[arg])
+                elif op == STORE_LOCAL:
+                    locs[arg] = pop()
+                elif op == CONST:
+                    push(arg)
+                elif op == LOAD_GLOBAL:
+                    v = ns.get(arg)
+                    if reads is not None:
+                        reads[id(module)] = module
+                    if v is None:
+                        v = builtins_get(arg)
+                        if v is None and arg == 'Error':
+                            v = V.ERROR_TYPE
+                    push(v)
+                elif op == STORE_GLOBAL:
+                    v = pop()
+                    if v is None:
+                        ns.pop(arg, None)
+                    else:
+                        ns[arg] = v
+                    module._p_changed = True
+                    if waiters:
+                        host.changed(module)
+                elif op == JUMP_IF_FALSE:
+                    v = pop()
+                    if v is False:
+                        pc = arg
+                    elif v is not True:
+                        ops.condition(v)
+                elif op == JUMP:
+                    pc = arg
+                elif op == ADD:
+                    b = pop()
+                    a = stack[-1]
+                    if type(a) is int and type(b) is int:
+                        stack[-1] = a + b
+                    else:
+                        stack[-1] = ops.binop('+', a, b)
+                elif op == SUB:
+                    b = pop()
+                    a = stack[-1]
+                    if type(a) is int and type(b) is int:
+                        stack[-1] = a - b
+                    else:
+                        stack[-1] = ops.binop('-', a, b)
+                elif op == LT:
+                    b = pop()
+                    a = stack[-1]
+                    if type(a) is int and type(b) is int:
+                        stack[-1] = a < b
+                    else:
+                        stack[-1] = ops.compare('<', a, b)
+                elif op == CALL:
+                    nargs, kwnames, callee_name = arg
+                    nkw = len(kwnames)
+                    total = nargs + nkw
+                    if total:
+                        argv = stack[-total:]
+                        del stack[-total:]
+                    else:
+                        argv = []
+                    f = pop()
+                    tf = type(f)
+                    if tf is Function and not nkw:
+                        fcode = f.code
+                        if nargs > fcode.nparams:
+                            self.bind(f, argv, {}, frame, callee_name)  # raises the error
+                        if nargs < fcode.nlocals:
+                            argv.extend([None] * (fcode.nlocals - nargs))
+                        fr = Frame.__new__(Frame)
+                        fr.code = fcode
+                        fr.goal = f
+                        fr.module = f.module
+                        fr.parent = f.parent
+                        fr.caller = frame
+                        fr.pc = 0
+                        fr.stack = []
+                        fr.locals = argv
+                        fr.handlers = []
+                        frame.pc = pc
+                        frame._p_changed = True
+                        frame = fr
+                        code = fcode
+                        instrs = code.instrs
+                        stack = fr.stack
+                        push = stack.append
+                        pop = stack.pop
+                        locs = argv
+                        pc = 0
+                        if module is not f.module:
+                            module = f.module
+                            ns = module.ns
+                        continue
+                    if nkw:
+                        kwargs = dict(zip(kwnames, argv[nargs:]))
+                        del argv[nargs:]
+                    else:
+                        kwargs = {}
+                    # Unwrap curried functions: curried positionals go first.
+                    while tf is Curried:
+                        argv = list(f.args) + argv
+                        if f.kwargs:
+                            for k in kwargs:
+                                if k in f.kwargs:
+                                    raise OstError("%s() got two values for parameter '%s'"
+                                                   % (callable_name(f), k))
+                            merged = dict(f.kwargs)
+                            merged.update(kwargs)
+                            kwargs = merged
+                        f = f.func
+                        tf = type(f)
+                    if tf is Function:
+                        fr = self.bind(f, argv, kwargs, frame, callee_name)
+                        frame.pc = pc
+                        frame._p_changed = True
+                        frame = fr
+                        code = f.code
+                        instrs = code.instrs
+                        stack = fr.stack
+                        push = stack.append
+                        pop = stack.pop
+                        locs = fr.locals
+                        pc = 0
+                        if module is not f.module:
+                            module = f.module
+                            ns = module.ns
+                        continue
+                    if tf is Builtin:
+                        frame.pc = pc
+                        task.frame = frame
+                        if reads is not None:
+                            for a in argv:
+                                if isinstance(a, _TRACKED):
+                                    reads[id(a)] = a
+                        v = self.call_builtin(f, argv, kwargs)
+                        if waiters and f.name in _MUTATORS and argv:
+                            host.changed(argv[0])
+                        push(v)
+                    else:
+                        push(self.call_other(f, tf, argv, kwargs, callee_name, reads))
+                elif op == RETURN:
+                    v = pop()
+                    caller = frame.caller
+                    frame._p_changed = True
+                    if caller is None:
+                        frame.pc = pc
+                        task.frame = frame
+                        self.finish_task(task, v)
+                        return 'done'
+                    frame = caller
+                    code = frame.code
+                    instrs = code.instrs
+                    stack = frame.stack
+                    push = stack.append
+                    pop = stack.pop
+                    locs = frame.locals
+                    pc = frame.pc
+                    if frame.module is not module:
+                        module = frame.module
+                        ns = module.ns if module is not None else None
+                    push(v)
+                elif op == LE:
+                    b = pop()
+                    a = stack[-1]
+                    if type(a) is int and type(b) is int:
+                        stack[-1] = a <= b
+                    else:
+                        stack[-1] = ops.compare('<=', a, b)
+                elif op == GT:
+                    b = pop()
+                    a = stack[-1]
+                    if type(a) is int and type(b) is int:
+                        stack[-1] = a > b
+                    else:
+                        stack[-1] = ops.compare('>', a, b)
+                elif op == GE:
+                    b = pop()
+                    a = stack[-1]
+                    if type(a) is int and type(b) is int:
+                        stack[-1] = a >= b
+                    else:
+                        stack[-1] = ops.compare('>=', a, b)
+                elif op == EQ:
+                    b = pop()
+                    stack[-1] = ops.equal(stack[-1], b)
+                elif op == NE:
+                    b = pop()
+                    stack[-1] = not ops.equal(stack[-1], b)
+                elif op == MUL:
+                    b = pop()
+                    a = stack[-1]
+                    if type(a) is int and type(b) is int:
+                        stack[-1] = a * b
+                    else:
+                        stack[-1] = ops.binop('*', a, b)
+                elif op == POP:
+                    pop()
+                elif op == FOR_ITER:
+                    exit_pc, n, spec = arg
+                    if n == 1:
+                        it = stack[-1]
+                        t = type(it)
+                        if t is SpanIter:
+                            v = it.cur
+                            if it.stop is not None and v >= it.stop:
+                                pop()
+                                pc = exit_pc
+                                continue
+                            it.cur = v + 1
+                            if spec[0]:
+                                push(it.pos)
+                            it.pos += 1
+                            push(v)
+                            continue
+                        if t is SeqIter:
+                            i = it.pos
+                            if i >= len(it.vals):
+                                pop()
+                                pc = exit_pc
+                                continue
+                            it.pos = i + 1
+                            if spec[0]:
+                                push(it.keys[i] if it.keys is not None else i)
+                            push(it.vals[i])
+                            continue
+                        if t is QueueIter:
+                            q = it.q
+                            if q.items:
+                                v = q.items.pop(0)
+                                q._p_changed = True
+                                if waiters:
+                                    host.changed(q)
+                                push(v)
+                                continue
+                            frame.pc = pc
+                            task.frame = frame
+                            self.check_may_wait(task)
+                            return ('suspend', ('take', q))
+                        if t is not ReactiveIter and len(stack) > 1 \
+                                and type(stack[-2]) is ReactiveIter and stack[-2].state == 'eval':
+                            # The watched call of a reactive loop's function returned
+                            # its value on top of the iterator.
+                            it = stack[-2]
+                            t = ReactiveIter
+                        if t is ReactiveIter:
+                            frame.pc = pc - 1
+                            task.frame = frame
+                            r = self.reactive_step(task, frame, it)
+                            if r is None:
+                                frame = task.frame
+                                code = frame.code
+                                instrs = code.instrs
+                                stack = frame.stack
+                                push = stack.append
+                                pop = stack.pop
+                                locs = frame.locals
+                                pc = frame.pc
+                                if frame.module is not module:
+                                    module = frame.module
+                                    ns = module.ns
+                                reads = task.reads
+                                continue
+                            if r == 'body':
+                                pc = frame.pc + 1
+                                reads = task.reads
+                                continue
+                            return r
+                        raise OstError('bad iterator')
+                    its = stack[-n:]
+                    got = []
+                    for it in its:
+                        r = _next(it)
+                        if r is _END:
+                            del stack[-n:]
+                            pc = exit_pc
+                            break
+                        got.append(r)
+                    else:
+                        for (i, v), with_index in zip(got, spec):
+                            if with_index:
+                                push(i)
+                            push(v)
+                elif op == LOAD_OUTER:
+                    depth, slot = arg
+                    fr = frame.parent
+                    while depth > 1:
+                        fr = fr.parent
+                        depth -= 1
+                    push(fr.locals[slot])
+                elif op == FIELD:
+                    obj = stack[-1]
+                    if type(obj) is OMap:
+                        if reads is not None:
+                            reads[id(obj)] = obj
+                        stack[-1] = obj.d.get(arg)
+                    else:
+                        if reads is not None and isinstance(obj, _TRACKED):
+                            reads[id(obj)] = obj
+                        stack[-1] = ops.get_field(obj, arg)
+                elif op == INDEX:
+                    i = pop()
+                    obj = stack[-1]
+                    if reads is not None and isinstance(obj, _TRACKED):
+                        reads[id(obj)] = obj
+                    if type(obj) is OList and type(i) is int:
+                        items = obj.items
+                        stack[-1] = items[i] if -len(items) <= i < len(items) else None
+                    else:
+                        stack[-1] = ops.get_index(obj, i)
+                elif op == STORE_FIELD:
+                    obj = pop()
+                    v = pop()
+                    ops.set_field(obj, arg, v)
+                    if waiters:
+                        host.changed(obj)
+                elif op == STORE_INDEX:
+                    i = pop()
+                    obj = pop()
+                    v = pop()
+                    ops.set_index(obj, i, v)
+                    if waiters:
+                        host.changed(obj)
+                elif op == JUMP_IF_TRUE:
+                    v = pop()
+                    if v is True:
+                        pc = arg
+                    elif v is not False:
+                        ops.condition(v)
+                elif op == DIV:
+                    b = pop()
+                    stack[-1] = ops.binop('/', stack[-1], b)
+                elif op == FLOORDIV:
+                    b = pop()
+                    stack[-1] = ops.binop('//', stack[-1], b)
+                elif op == MOD:
+                    b = pop()
+                    a = stack[-1]
+                    if type(a) is int and type(b) is int and b:
+                        stack[-1] = a % b
+                    else:
+                        stack[-1] = ops.binop('%', a, b)
+                elif op == POW:
+                    b = pop()
+                    stack[-1] = ops.binop('^', stack[-1], b)
+                elif op == IN or op == NOT_IN:
+                    c = pop()
+                    if reads is not None and isinstance(c, _TRACKED):
+                        reads[id(c)] = c
+                    r = ops.contains(c, stack[-1])
+                    stack[-1] = r if op == IN else not r
+                elif op == NEG:
+                    a = stack[-1]
+                    stack[-1] = -a if type(a) is int or type(a) is float else ops.negate(a)
+                elif op == NOT:
+                    stack[-1] = not ops.truthy(stack[-1])
+                elif op == KNOWN:
+                    stack[-1] = stack[-1] is not None
+                elif op == DUP:
+                    push(stack[-1])
+                elif op == ROT2:
+                    stack[-1], stack[-2] = stack[-2], stack[-1]
+                elif op == ROT3:
+                    # a b c -> c a b
+                    c = pop()
+                    stack.insert(-2, c)
+                elif op == JUMP_IF_FALSE_OR_POP:
+                    v = stack[-1]
+                    if v is False:
+                        pc = arg
+                    elif v is True:
+                        pop()
+                    else:
+                        ops.condition(v)
+                elif op == JUMP_IF_TRUE_OR_POP:
+                    v = stack[-1]
+                    if v is True:
+                        pc = arg
+                    elif v is False:
+                        pop()
+                    else:
+                        ops.condition(v)
+                elif op == JUMP_IF_NOT_NONE_OR_POP:
+                    if stack[-1] is not None:
+                        pc = arg
+                    else:
+                        pop()
+                elif op == JUMP_IF_NOT_NONE:
+                    if pop() is not None:
+                        pc = arg
+                elif op == BUILD_LIST:
+                    if arg:
+                        items = stack[-arg:]
+                        del stack[-arg:]
+                    else:
+                        items = []
+                    push(OList(items))
+                elif op == BUILD_TUPLE:
+                    if arg:
+                        items = tuple(stack[-arg:])
+                        del stack[-arg:]
+                    else:
+                        items = ()
+                    push(items)
+                elif op == BUILD_MAP:
+                    d = {}
+                    if arg:
+                        flat = stack[-2 * arg:]
+                        del stack[-2 * arg:]
+                        for j in range(0, 2 * arg, 2):
+                            k = ops.map_key(flat[j])
+                            v = flat[j + 1]
+                            if v is None:
+                                d.pop(k, None)
+                            else:
+                                d[k] = v
+                    push(OMap(d))
+                elif op == BUILD_SET:
+                    d = {}
+                    if arg:
+                        for x in stack[-arg:]:
+                            if x is not None:
+                                d[ops.map_key(x)] = None
+                        del stack[-arg:]
+                    push(OSet(d))
+                elif op == BUILD_SPAN:
+                    b = pop()
+                    a = stack[-1]
+                    stack[-1] = ops.make_span(a, b)
+                elif op == BUILD_STRING:
+                    if arg == 1:
+                        continue
+                    parts = stack[-arg:]
+                    del stack[-arg:]
+                    push(''.join(parts))
+                elif op == FORMAT:
+                    v = stack[-1]
+                    if reads is not None and isinstance(v, _TRACKED):
+                        reads[id(v)] = v
+                    s = v if type(v) is str else to_str(v)
+                    if arg is not None and '\n' in s:
+                        s = reindent(s, arg)
+                    stack[-1] = s
+                elif op == LIST_APPEND:
+                    v = pop()
+                    stack[-1 - arg].items.append(v)
+                elif op == MAP_ADD:
+                    v = pop()
+                    k = ops.map_key(pop())
+                    d = stack[-1 - arg].d
+                    if v is None:
+                        d.pop(k, None)
+                    else:
+                        d[k] = v
+                elif op == SET_ADD:
+                    v = pop()
+                    if v is not None:
+                        stack[-1 - arg].d[ops.map_key(v)] = None
+                elif op == GET_ITER:
+                    src = stack[-1]
+                    ts = type(src)
+                    if reads is not None and isinstance(src, _TRACKED):
+                        reads[id(src)] = src
+                    if ts is Span:
+                        if src.stop is not None and src.start is None:
+                            stack[-1] = SpanIter(0, src.stop)
+                        else:
+                            stack[-1] = SpanIter(0 if src.start is None else src.start, src.stop)
+                    elif ts is OList:
+                        stack[-1] = SeqIter(list(src.items))
+                    elif ts is OMap:
+                        stack[-1] = SeqIter(list(src.d.values()), list(src.d))
+                    elif ts is Function or ts is Builtin or ts is Curried:
+                        if not arg:
+                            raise OstError('cannot iterate over function here')
+                        stack[-1] = ReactiveIter(src)
+                    elif ts is OQueue:
+                        if not arg:
+                            raise OstError('cannot iterate over queue here')
+                        stack[-1] = QueueIter(src)
+                    else:
+                        pairs = ops.iter_items(src)
+                        stack[-1] = SeqIter([p[1] for p in pairs], [p[0] for p in pairs]
+                                            if ts is OMap else None)
+                elif op == JUMP_UNWIND:
+                    target, hdepth, sdepth = arg
+                    hs = frame.handlers
+                    while len(hs) > hdepth:
+                        if type(hs.pop()) is str:
+                            task.watch_depth -= 1
+                    del stack[sdepth:]
+                    pc = target
+                elif op == MAKE_FUNCTION:
+                    push(Function(arg, frame, module))
+                elif op == DEF_GLOBAL:
+                    fcode, name = arg
+                    old = ns.get(name)
+                    if type(old) is Function and old.code.qualname == fcode.qualname \
+                            and old.module is module:
+                        # An upgrade (or a re-run of the top level) replaces the code in
+                        # place, so stored references call the new version.
+                        old.code = fcode
+                        old.parent = frame
+                    else:
+                        ns[name] = Function(fcode, frame, module)
+                    module._p_changed = True
+                    if waiters:
+                        host.changed(module)
+                elif op == CURRY:
+                    nargs, kwnames = arg
+                    nkw = len(kwnames)
+                    total = nargs + nkw
+                    argv = stack[-total:] if total else []
+                    if total:
+                        del stack[-total:]
+                    f = stack[-1]
+                    if f is None:
+                        raise OstError('none is not callable')
+                    if not V.is_callable(f) and type(f) not in (OList, OMap, tuple):
+                        raise OstError('%s is not callable' % kind(f))
+                    stack[-1] = Curried(f, argv[:nargs], dict(zip(kwnames, argv[nargs:])))
+                elif op == SETUP_TRY:
+                    frame.handlers.append((arg, len(stack)))
+                elif op == POP_TRY:
+                    frame.handlers.pop()
+                elif op == LOAD_SPECIAL:
+                    if arg == 'goal':
+                        push(frame.goal if frame.goal is not None else module)
+                    elif arg == 'caller':
+                        push(frame.caller)
+                    else:
+                        push(frame.parent)
+                elif op == TYPE:
+                    name, nsupers, fields, blurb = arg
+                    ndefaults = sum(1 for f in fields if f[2])
+                    defaults = stack[-ndefaults:] if ndefaults else []
+                    if ndefaults:
+                        del stack[-ndefaults:]
+                    supers = None
+                    if nsupers is not None:
+                        supers = stack[-nsupers:] if nsupers else []
+                        if nsupers:
+                            del stack[-nsupers:]
+                    old = pop()
+                    push(self.make_type(old, name, supers, fields, defaults, blurb, module))
+                elif op == IMPORT:
+                    frame.pc = pc
+                    task.frame = frame
+                    m = self.host.import_module(self, task, arg, frame)
+                    if m is None:
+                        return ('suspend', ('import', arg))
+                    push(m)
+                elif op == FROM_IMPORT:
+                    m = stack[-1]
+                    v = m.ns.get(arg)
+                    if v is None:
+                        raise OstError("module '%s' has no name '%s'" % (m.name, arg))
+                    stack[-1] = v
+                elif op == SPAWN:
+                    nargs, kwnames, builtin_form = arg
+                    nkw = len(kwnames)
+                    total = nargs + nkw
+                    argv = stack[-total:] if total else []
+                    if total:
+                        del stack[-total:]
+                    f = pop()
+                    kwargs = dict(zip(kwnames, argv[nargs:]))
+                    argv = argv[:nargs]
+                    if builtin_form:
+                        if not argv:
+                            raise OstError('spawn() needs a function')
+                        f = argv.pop(0)
+                    frame.pc = pc
+                    task.frame = frame
+                    push(self.spawn(f, argv, kwargs))
+                elif op == WATCH_BEGIN:
+                    if task.watch_depth == 0:
+                        task.reads = {}
+                    task.watch_depth += 1
+                    frame.handlers.append(WATCH)
+                    reads = task.reads
+                elif op == WATCH_END_UNTIL or op == WATCH_END_WHILE or op == WATCH_END_BANG:
+                    v = stack[-1]
+                    if op == WATCH_END_BANG:
+                        ok = v is not None
+                    else:
+                        if v is not True and v is not False:
+                            ops.condition(v)
+                        ok = v if op == WATCH_END_UNTIL else not v
+                        pop()
+                    frame.handlers.pop()
+                    task.watch_depth -= 1
+                    got = task.reads
+                    if task.watch_depth == 0:
+                        task.reads = None
+                        reads = None
+                    if not ok:
+                        if task.watch_depth > 0:
+                            raise OstError('cannot wait while evaluating a watched expression')
+                        if op == WATCH_END_BANG:
+                            pop()
+                        frame.pc = arg
+                        frame._p_changed = True
+                        task.frame = frame
+                        return ('suspend', ('change', list(got.values())))
+                elif op == CHECK_BOOL:
+                    v = stack[-1]
+                    if v is not True and v is not False:
+                        ops.condition(v)
+                elif op == LOAD_GLOBAL_NS:
+                    push(ns.get(arg))
+                else:
+                    raise OstError('internal error: bad opcode %r' % (op,))
+        except (OstError, OstRaise, RecursionError, Suspend) as e:
+            frame.pc = pc
+            frame._p_changed = True
+            task.frame = frame
+            if type(e) is Suspend:
+                if not task.watch_depth:
+                    return ('suspend', e.request)
+                e = OstError('cannot wait while evaluating a watched expression')
+            if type(e) is OstRaise:
+                value = e.value
+            elif type(e) is RecursionError:
+                value = make_error('internal error: recursion too deep', where_of(frame, pc - 1))
+            else:
+                value = make_error(e.message, where_of(frame, pc - 1))
+            task.raised_at = where_of(frame, pc - 1)
+            self._raise(task, frame, pc, value)
+        except _Unwound:
+            raise
+        except _TaskOver:
+            raise
+        except Exception as e:  # a bug in the VM: report it at the Ostinato location
+            frame.pc = pc
+            task.frame = frame
+            task.raised_at = where_of(frame, max(pc - 1, 0))
+            value = make_error('internal error: %s: %s' % (type(e).__name__, e),
+                               where_of(frame, max(pc - 1, 0)))
+            task.internal_error = True
+            self._raise(task, frame, pc, value)
+
+    # -------------------------------------------------------------- helpers
+    def check_may_wait(self, task):
+        if task.watch_depth:
+            raise OstError('cannot wait while evaluating a watched expression')
+
+    def call_builtin(self, f, argv, kwargs):
+        params = f.params
+        if kwargs:
+            if f.varargs:
+                if f.name != 'print' or kwargs:
+                    k = next(iter(kwargs))
+                    raise OstError("%s() has no parameter '%s'" % (f.name, k))
+            argv = list(argv)
+            for k, v in kwargs.items():
+                try:
+                    i = params.index(k)
+                except ValueError:
+                    raise OstError("%s() has no parameter '%s'" % (f.name, k)) from None
+                if i < len(argv) and argv[i] is not _MISSING:
+                    raise OstError("%s() got two values for parameter '%s'" % (f.name, k))
+                while len(argv) <= i:
+                    argv.append(_MISSING)
+                argv[i] = v
+            argv = [None if a is _MISSING else a for a in argv]
+        if not f.varargs:
+            n = len(params)
+            if len(argv) > n:
+                raise OstError('%s() takes %d positional argument%s but %d %s given' % (
+                    f.name, n, '' if n == 1 else 's', len(argv), 'was' if len(argv) == 1 else 'were'))
+            if len(argv) < n:
+                argv = list(argv) + [None] * (n - len(argv))
+        if f.ctx:
+            return f.fn(self, *argv)
+        return f.fn(*argv)
+
+    def call_other(self, f, tf, argv, kwargs, callee_name, reads):
+        if tf is OType:
+            if argv:
+                raise OstError('%s() takes keyword arguments only' % f.name)
+            return ops.construct(f, kwargs)
+        if tf is OList or tf is tuple or tf is OMap:
+            if len(argv) == 1 and not kwargs:
+                if reads is not None and tf is not tuple:
+                    reads[id(f)] = f
+                return ops.get_index(f, argv[0])
+            raise OstError('%s is not callable' % kind(f))
+        if f is None:
+            if callee_name is not None:
+                raise OstError("name '%s' is not defined" % callee_name)
+            raise OstError('none is not callable')
+        raise OstError('%s is not callable' % kind(f))
+
+    def spawn(self, f, args, kwargs):
+        if f is None:
+            raise OstError('none is not callable')
+        if not V.is_callable(f) and type(f) not in (OList, OMap, tuple):
+            raise OstError('%s is not callable' % kind(f))
+        return self.host.spawn(self, f, args, kwargs)
+
+    def finish_task(self, task, value):
+        task.result = value
+        task.done = True
+        task.state = 'done'
+        if self.host.waiters:
+            self.host.changed(task)
+
+    def make_type(self, old, name, supers, fields, defaults, blurb, module):
+        if type(old) is OType:
+            t = old
+            if supers is not None:
+                t.supers = list(supers)
+        else:
+            t = OType(name, supers or (), module)
+        for s in t.supers:
+            if type(s) is not OType:
+                raise OstError('%s is not a type' % display(s))
+        di = iter(defaults)
+        for mode, fname, has_default in fields:
+            t.declare(mode, fname, next(di) if has_default else None)
+        if blurb is not None:
+            t.summary, t.details = blurb
+        t._p_changed = True
+        return t
+
+    def reactive_step(self, task, frame, it):
+        """One step of a reactive for loop whose FOR_ITER is at frame.pc.
+        Returns None when a watched call of the function was pushed (the loop
+        continues in the new frame), 'body' when the next value was pushed, or a
+        suspend status."""
+        st = it.state
+        if st == 'eval':
+            v = frame.stack.pop()
+            hs = frame.handlers
+            hs.pop()               # the watch marker
+            task.watch_depth -= 1
+            got = task.reads
+            task.reads = None
+            it.token = self.host.watch(task, list(got.values()))
+            if not it.has_last or not ops.equal(v, it.last):
+                it.last = v
+                it.has_last = True
+                it.state = 'idle'
+                frame.stack.append(v)
+                return 'body'
+            st = it.state = 'idle'
+        if st == 'idle':
+            if it.token is not None and not it.token.dirty:
+                self.check_may_wait(task)
+                return ('suspend', ('token', it.token))
+            st = 'dirty'
+        # 'new' or 'dirty': evaluate f() watched.
+        self.check_may_wait(task)
+        if it.token is not None:
+            self.host.unwatch(it.token)
+            it.token = None
+        it.state = 'eval'
+        task.watch_depth += 1
+        task.reads = {}
+        frame.handlers.append(WATCH)
+        f = it.f
+        if type(f) is Function:
+            fr = self.bind(f, [], {}, frame, None)
+            task.frame = fr
+            return None
+        # A built-in or curried callee runs at once.
+        try:
+            v = self.call_value_now(f)
+        except OstError:
+            raise
+        frame.stack.append(v)
+        return self.reactive_step(task, frame, it)
+
+    def call_value_now(self, f):
+        args, kwargs = [], {}
+        while type(f) is Curried:
+            args = list(f.args) + args
+            kwargs = dict(f.kwargs, **kwargs)
+            f = f.func
+        if type(f) is Builtin:
+            return self.call_builtin(f, args, kwargs)
+        raise OstError('cannot iterate over %s' % kind(f))
+
+
+_TRACKED = (OList, OMap, OSet, OObject, OModule, Task, OQueue)
+_MUTATORS = frozenset(['append', 'extend', 'insert', 'pop', 'truncate'])
+
+
+class _Unwound(Exception):
+    """Internal: an error was caught by a try handler; re-enter the loop."""
+
+
+class _TaskOver(Exception):
+    def __init__(self, status):
+        super().__init__(status)
+        self.status = status
+
+
+def reindent(s, w):
+    """LANGUAGE.md §3.4: insert w after every line break that is followed by a
+    character other than a line break."""
+    lines = s.split('\n')
+    return '\n'.join([lines[0]] + [(w + ln) if ln else ln for ln in lines[1:]])
+
+
+def goal_name(frame):
+    g = frame.goal
+    if g is None:
+        return frame.code.name
+    if type(g) is OModule:
+        return g.name
+    return g.code.name
+
+
+def callable_name(f):
+    while type(f) is Curried:
+        f = f.func
+    if type(f) is Function:
+        return f.code.name
+    return getattr(f, 'name', kind(f))
+
+
+def trampoline_code(nargs, kwnames, filename, line, col):
+    """Code for a task whose bottom call is not an Ostinato function (e.g.
+    `spawn print(x)`): the frame's stack holds the callee and the arguments,
+    and the code calls it and returns.  Positions are the spawn site's."""
+    from ..compiler.code import Code
+    return Code('<spawn>', 'spawn', filename, line, col,
+                [(CALL, (nargs, tuple(kwnames), None)), (RETURN, None)],
+                [(line, col), (line, col)], (), ())

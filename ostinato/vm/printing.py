@@ -1,0 +1,419 @@
+"""Rendering values as text (LANGUAGE.md §19): the display form D (`quote`),
+`str`, `pformat`, `json` and `parse_json`.
+
+Everything that turns a value into text lives here, so print, interpolation,
+error messages and the built-ins agree byte for byte.  Rendering never runs
+user code: it reads the value classes directly.  Containers and objects met
+again while they are being rendered (cycles) show as `...`.
+"""
+from __future__ import annotations
+
+import json as _json
+import sys
+
+from . import values as _values
+from .values import (
+    Builtin, Curried, Frame, Function, OList, OMap, OModule, OObject, OQueue,
+    OSet, OstError, OType, Span, Task, kind,
+)
+
+__all__ = ['display', 'quote_str', 'to_str', 'goal_name', 'pformat', 'to_json', 'parse_json']
+
+# Ostinato ints are arbitrary precision and print in full; Python 3.11 limits
+# int<->str conversion to 4300 digits unless told otherwise.
+if hasattr(sys, 'set_int_max_str_digits'):
+    sys.set_int_max_str_digits(0)
+
+
+# ----------------------------------------------------------------- scalars
+
+_QUOTE_ESC = {i: '\\x%02x' % i for i in range(32)}
+_QUOTE_ESC[127] = '\\x7f'
+_QUOTE_ESC.update({ord('\\'): '\\\\', ord("'"): "\\'", 10: '\\n', 13: '\\r', 9: '\\t'})
+
+
+def quote_str(s):
+    """D of a string: single-quoted with the escapes of §19.2."""
+    return "'" + s.translate(_QUOTE_ESC) + "'"
+
+
+def _float(x):
+    r = repr(x)
+    if r.endswith('.0'):
+        return r[:-2]
+    return r
+
+
+# -------------------------------------------------------------- display form
+
+def _d(x, active):
+    f = _RENDER.get(type(x))
+    if f is None:
+        return '<%s>' % kind(x)
+    return f(x, active)
+
+
+def _r_none(x, active):
+    return 'none'
+
+
+def _r_bool(x, active):
+    return 'true' if x else 'false'
+
+
+def _r_int(x, active):
+    return str(x)
+
+
+def _r_float(x, active):
+    return _float(x)
+
+
+def _r_str(x, active):
+    return quote_str(x)
+
+
+def _r_list(x, active):
+    items = x.items
+    if not items:
+        return '[]'
+    i = id(x)
+    if i in active:
+        return '...'
+    active.add(i)
+    s = '[' + ', '.join([_d(e, active) for e in items]) + ']'
+    active.discard(i)
+    return s
+
+
+def _r_tuple(x, active):
+    if not x:
+        return '#[]'
+    i = id(x)
+    if i in active:
+        return '...'
+    active.add(i)
+    s = '#[' + ', '.join([_d(e, active) for e in x]) + ']'
+    active.discard(i)
+    return s
+
+
+def _r_map(x, active):
+    d = x.d
+    if not d:
+        return '[:]'
+    i = id(x)
+    if i in active:
+        return '...'
+    active.add(i)
+    s = '[' + ', '.join([_d(k, active) + ': ' + _d(v, active) for k, v in d.items()]) + ']'
+    active.discard(i)
+    return s
+
+
+def _r_set(x, active):
+    d = x.d
+    if not d:
+        return '{}'
+    i = id(x)
+    if i in active:
+        return '...'
+    active.add(i)
+    s = '{' + ', '.join([_d(e, active) for e in d]) + '}'
+    active.discard(i)
+    return s
+
+
+def _r_span(x, active):
+    if x.start is None:
+        if x.stop is None:
+            return 'span(none, none)'
+        return '...' + _d(x.stop, active)
+    if x.stop is None:
+        return _d(x.start, active) + '...'
+    return _d(x.start, active) + '..' + _d(x.stop, active)
+
+
+def _shown_fields(x):
+    """(name, value) of each field D shows: own value or default, not none,
+    in field order (§19.2)."""
+    typ = x.type
+    vals = x.vals
+    out = []
+    for name in typ.field_order():
+        v = vals.get(name)
+        if v is None:
+            f = typ.lookup(name)
+            v = None if f is None else f[1]
+        if v is not None:
+            out.append((name, v))
+    return out
+
+
+def _r_object(x, active):
+    i = id(x)
+    if i in active:
+        return '...'
+    active.add(i)
+    s = x.type.name + '(' + ', '.join(
+        [name + ' = ' + _d(v, active) for name, v in _shown_fields(x)]) + ')'
+    active.discard(i)
+    return s
+
+
+def _r_function(x, active):
+    code = x.code
+    k = code.kind
+    if k == 'lambda' or k == 'spawn':
+        return '<%s %s:%s>' % (k, code.filename, code.line)
+    return '<def %s>' % code.name
+
+
+def _r_builtin(x, active):
+    return '<builtin %s>' % x.name
+
+
+def _r_curried(x, active):
+    return '<curried %s>' % _d(x.func, active)
+
+
+def _r_type(x, active):
+    return '<type %s>' % x.name
+
+
+def _r_module(x, active):
+    return '<module %s>' % x.name
+
+
+def goal_name(goal):
+    """The goal name of a frame's goal: a function's name or a module's."""
+    if type(goal) is OModule:
+        return goal.name
+    if type(goal) is Function:
+        return goal.code.name
+    return _d(goal, set())
+
+
+def _r_frame(x, active):
+    g = x.goal
+    if g is None:
+        return '<frame %s>' % x.code.name
+    return '<frame %s>' % goal_name(g)
+
+
+def _r_task(x, active):
+    return '<task %s>' % x.name
+
+
+def _r_queue(x, active):
+    return '<queue %d>' % len(x.items)
+
+
+_RENDER = {
+    type(None): _r_none, bool: _r_bool, int: _r_int, float: _r_float, str: _r_str,
+    OList: _r_list, tuple: _r_tuple, OMap: _r_map, OSet: _r_set, Span: _r_span,
+    OObject: _r_object, Function: _r_function, Builtin: _r_builtin,
+    Curried: _r_curried, OType: _r_type, OModule: _r_module, Frame: _r_frame,
+    Task: _r_task, OQueue: _r_queue,
+}
+
+
+def _too_deep():
+    return OstError('value is nested too deeply to render')
+
+
+def display(x):
+    """D(x), the display form of §19.2 (what `quote` returns)."""
+    t = type(x)
+    if t is str:
+        return quote_str(x)
+    if t is int:
+        return str(x)
+    try:
+        return _d(x, set())
+    except RecursionError:
+        raise _too_deep() from None
+
+
+def to_str(x):
+    """str(x) (§19.1): a string as is, an Error's message, else D(x)."""
+    t = type(x)
+    if t is str:
+        return x
+    if t is OObject and _values.is_error(x):
+        m = x.vals.get('message')
+        if m is None:
+            f = x.type.lookup('message')
+            m = None if f is None else f[1]
+        return m if type(m) is str else display(m)
+    return display(x)
+
+
+# ----------------------------------------------------------------- pformat
+
+WIDTH = 80
+
+
+def pformat(x):
+    """The multi-line layout of §19.3 (no trailing line break)."""
+    out = []
+    try:
+        _pf(x, 0, 0, set(), out)
+    except RecursionError:
+        raise _too_deep() from None
+    return ''.join(out)
+
+
+def _pf(x, indent, used, active, out):
+    """Write x where the current line already holds indent + used characters."""
+    s = _d(x, active)
+    if indent + used + len(s) <= WIDTH:
+        out.append(s)
+        return
+    t = type(x)
+    i = id(x)
+    if i in active:
+        out.append(s)
+        return
+    if t is OList or t is tuple or t is OSet:
+        elems = x.items if t is OList else x.d if t is OSet else x
+        if not elems:
+            out.append(s)
+            return
+        opening = '[' if t is OList else '{' if t is OSet else '#['
+        closing = '}' if t is OSet else ']'
+        entries = [('', e) for e in elems]
+    elif t is OMap:
+        if not x.d:
+            out.append(s)
+            return
+        opening, closing = '[', ']'
+        entries = [(_d(k, active) + ': ', v) for k, v in x.d.items()]
+    elif t is OObject:
+        fields = _shown_fields(x)
+        if not fields:
+            out.append(s)
+            return
+        opening, closing = x.type.name + '(', ')'
+        entries = [(name + ' = ', v) for name, v in fields]
+    else:
+        out.append(s)          # non-containers stay on one line
+        return
+    active.add(i)
+    inner = indent + 2
+    pad = '\n' + ' ' * inner
+    out.append(opening)
+    for prefix, v in entries:
+        out.append(pad)
+        out.append(prefix)
+        _pf(v, inner, len(prefix), active, out)
+        out.append(',')
+    out.append('\n' + ' ' * indent + closing)
+    active.discard(i)
+
+
+# -------------------------------------------------------------------- json
+
+_JSON_ESC = {i: '\\u%04x' % i for i in range(32)}
+_JSON_ESC[127] = '\\u007f'
+_JSON_ESC.update({ord('"'): '\\"', ord('\\'): '\\\\', 10: '\\n', 13: '\\r', 9: '\\t'})
+
+
+def _json_str(s):
+    return '"' + s.translate(_JSON_ESC) + '"'
+
+
+def _json_float(x):
+    if x != x or x in (float('inf'), float('-inf')):
+        raise OstError('json() cannot convert ' + _float(x))
+    return _float(x)
+
+
+def to_json(x):
+    """json(x) (§19.4)."""
+    try:
+        return _j(x, set())
+    except RecursionError:
+        raise OstError('json() value is nested too deeply') from None
+
+
+def _j(x, active):
+    t = type(x)
+    if t is str:
+        return _json_str(x)
+    if t is int:
+        return str(x)
+    if x is None:
+        return 'null'
+    if t is bool:
+        return 'true' if x else 'false'
+    if t is float:
+        return _json_float(x)
+    if t is OList or t is tuple or t is OSet or t is OMap or t is OObject:
+        i = id(x)
+        if i in active:
+            raise OstError('json() cannot convert a value that contains itself')
+        active.add(i)
+        if t is OMap:
+            s = '{' + ', '.join([_json_key(k) + ': ' + _j(v, active)
+                                 for k, v in x.d.items()]) + '}'
+        elif t is OObject:
+            s = '{' + ', '.join([_json_str(n) + ': ' + _j(v, active)
+                                 for n, v in _shown_fields(x)]) + '}'
+        else:
+            items = x.items if t is OList else x.d if t is OSet else x
+            s = '[' + ', '.join([_j(e, active) for e in items]) + ']'
+        active.discard(i)
+        return s
+    raise OstError('json() cannot convert ' + kind(x))
+
+
+def _json_key(k):
+    t = type(k)
+    if t is str:
+        return _json_str(k)
+    if t is int:
+        return '"%d"' % k
+    if t is float:
+        return '"' + _json_float(k) + '"'
+    if t is bool:
+        return '"true"' if k else '"false"'
+    raise OstError('json() cannot convert a map key of kind ' + kind(k))
+
+
+def _json_list(v):
+    """Turn the Python lists json.loads made into OLists (maps are made by
+    the object hook, which has already converted their contents)."""
+    if type(v) is list:
+        return OList([_json_list(e) for e in v])
+    return v
+
+
+def _json_object(pairs):
+    d = {}
+    for k, v in pairs:
+        if v is None:
+            d.pop(k, None)     # as in a map literal: none removes the key
+        else:
+            d[k] = _json_list(v)
+    return OMap(d)
+
+
+def _json_constant(name):
+    raise ValueError('invalid value ' + name)
+
+
+_DECODER = _json.JSONDecoder(object_pairs_hook=_json_object, parse_constant=_json_constant)
+
+
+def parse_json(text):
+    """parse_json(text) (§18): objects become maps (null members left out),
+    arrays lists; errors start with `parse_json() `."""
+    if type(text) is not str:
+        raise OstError('parse_json() does not accept ' + kind(text))
+    try:
+        return _json_list(_DECODER.decode(text))
+    except ValueError as e:   # JSONDecodeError is a ValueError
+        raise OstError('parse_json() ' + str(e)) from None
+    except RecursionError:
+        raise OstError('parse_json() nesting too deep') from None

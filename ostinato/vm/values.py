@@ -1,0 +1,403 @@
+"""Ostinato's run-time values.
+
+none, booleans, ints, floats and strings are the Python values themselves;
+tuples are Python tuples.  Everything mutable or with identity is a
+`persistent.Persistent` subclass, so that the durable runtime can keep each
+one as its own database record and notice changes: every mutation goes
+through a method here (or sets `_p_changed`) so the object is marked dirty.
+
+Nothing here holds a Python closure, generator or open resource: every value
+must pickle (DESIGN.md §1, rule 5).
+"""
+from __future__ import annotations
+
+from persistent import Persistent
+
+
+class OstError(Exception):
+    """A run-time error raised by the VM or a built-in.  The VM turns it into an
+    Error object whose `where` is the location of the failing expression."""
+
+    def __init__(self, message):
+        super().__init__(message)
+        self.message = message
+
+
+class OstRaise(Exception):
+    """Carries a raised Ostinato value through Python code (used only by
+    helpers that run outside the interpreter loop)."""
+
+    def __init__(self, value):
+        super().__init__(value)
+        self.value = value
+
+
+# ------------------------------------------------------------------ containers
+
+class OList(Persistent):
+    """A mutable list.  `items` is a plain Python list."""
+
+    def __init__(self, items=None):
+        self.items = [] if items is None else items
+
+    def __eq__(self, other):
+        return self is other or (type(other) is OList and self.items == other.items)
+
+    __hash__ = None
+
+    def changed(self):
+        self._p_changed = True
+
+    def __repr__(self):
+        return 'OList(%r)' % (self.items,)
+
+
+class OMap(Persistent):
+    """A mutable map with insertion order.  `d` is a plain Python dict; it never
+    holds None as a value (storing none removes the key)."""
+
+    def __init__(self, d=None):
+        self.d = {} if d is None else d
+
+    def __eq__(self, other):
+        return self is other or (type(other) is OMap and self.d == other.d)
+
+    __hash__ = None
+
+    def changed(self):
+        self._p_changed = True
+
+    def __repr__(self):
+        return 'OMap(%r)' % (self.d,)
+
+
+class OSet(Persistent):
+    """A mutable set with insertion order: members are the keys of `d`
+    (values are always None)."""
+
+    def __init__(self, d=None):
+        self.d = {} if d is None else d
+
+    def __eq__(self, other):
+        return self is other or (type(other) is OSet and self.d.keys() == other.d.keys())
+
+    __hash__ = None
+
+    def changed(self):
+        self._p_changed = True
+
+    def __repr__(self):
+        return 'OSet(%r)' % (list(self.d),)
+
+
+class Span:
+    """`a..b`, `a...`, `...b`: immutable, compared structurally."""
+    __slots__ = ('start', 'stop')
+
+    def __init__(self, start, stop):
+        self.start = start
+        self.stop = stop
+
+    def __eq__(self, other):
+        return type(other) is Span and self.start == other.start and self.stop == other.stop
+
+    def __hash__(self):
+        return hash(('span', self.start, self.stop))
+
+    def __reduce__(self):
+        return (Span, (self.start, self.stop))
+
+    def range(self):
+        """The numbers a finite span yields, as a Python range (start none is 0)."""
+        return range(0 if self.start is None else self.start, self.stop)
+
+    def __repr__(self):
+        return 'Span(%r, %r)' % (self.start, self.stop)
+
+
+# ------------------------------------------------------------------- functions
+
+class Function(Persistent):
+    """A `def`, lambda or `spawn:` block: its code and its defining frame.
+    An upgrade of the module replaces `code` in place (DESIGN.md §5), so the
+    function keeps its identity."""
+
+    def __init__(self, code, parent, module):
+        self.code = code          # compiler.code.Code
+        self.parent = parent      # defining Frame, None at module level... see vm
+        self.module = module      # the OModule whose namespace it sees
+
+    @property
+    def name(self):
+        return self.code.name
+
+    def __repr__(self):
+        return '<Function %s>' % self.code.name
+
+
+class Builtin:
+    """A built-in function.  Pickled by name, so stored data refers to the
+    built-in, never to Python code.
+
+    fn: the Python callable.  params: parameter names (for keywords and arity);
+    varargs: takes any number of positional arguments; ctx: the callable takes
+    the running VM as its first argument."""
+    __slots__ = ('name', 'fn', 'params', 'varargs', 'ctx')
+
+    def __init__(self, name, fn, params=(), varargs=False, ctx=False):
+        self.name = name
+        self.fn = fn
+        self.params = tuple(params)
+        self.varargs = varargs
+        self.ctx = ctx
+
+    def __reduce__(self):
+        return (builtin_by_name, (self.name,))
+
+    def __repr__(self):
+        return '<builtin %s>' % self.name
+
+
+BUILTINS = {}   # name -> Builtin; filled by vm.builtins
+
+
+def builtin_by_name(name):
+    return BUILTINS[name]
+
+
+class Curried(Persistent):
+    """`f{args}`: a callable with some arguments already given."""
+
+    def __init__(self, func, args, kwargs):
+        self.func = func          # any callable value
+        self.args = tuple(args)
+        self.kwargs = dict(kwargs)
+
+
+# ----------------------------------------------------------- types and objects
+
+class OType(Persistent):
+    """A `type`.  `fields` maps each of the type's own field names, in order of
+    first declaration, to (mode, default).  `supers` is a list of OType."""
+
+    def __init__(self, name, supers=(), module=None):
+        self.name = name
+        self.supers = list(supers)
+        self.fields = {}
+        self.summary = None
+        self.details = None
+        self.module = module
+
+    def declare(self, mode, name, default):
+        fields = self.fields
+        fields[name] = (mode, default)
+        self._p_changed = True
+
+    def lookup(self, name):
+        """(mode, default) of field `name`: the type first, then each supertype in
+        order, depth first; None if undeclared."""
+        f = self.fields.get(name)
+        if f is not None:
+            return f
+        for s in self.supers:
+            f = s.lookup(name)
+            if f is not None:
+                return f
+        return None
+
+    def field_order(self):
+        """All field names in display order: supertypes' fields first (in `in`
+        order, skipping repeats), then the type's own (LANGUAGE.md §19.2)."""
+        out = []
+        seen = set()
+        self._collect(out, seen)
+        return out
+
+    def _collect(self, out, seen):
+        for s in self.supers:
+            s._collect(out, seen)
+        for n in self.fields:
+            if n not in seen:
+                seen.add(n)
+                out.append(n)
+
+    def is_subtype_of(self, other):
+        if self is other:
+            return True
+        return any(s.is_subtype_of(other) for s in self.supers)
+
+    def __repr__(self):
+        return '<OType %s>' % self.name
+
+
+class OObject(Persistent):
+    """An object of a user type.  `vals` holds the object's own field values
+    (never None)."""
+
+    def __init__(self, type_, vals=None):
+        self.type = type_
+        self.vals = {} if vals is None else vals
+
+    def get(self, name):
+        v = self.vals.get(name)
+        if v is not None:
+            return v
+        f = self.type.lookup(name)
+        if f is None:
+            raise OstError("%s has no field '%s'" % (self.type.name, name))
+        return f[1]
+
+    def changed(self):
+        self._p_changed = True
+
+    def __repr__(self):
+        return '<OObject %s>' % self.type.name
+
+
+def make_error_type():
+    t = OType('Error')
+    t.declare('val', 'message', None)
+    t.declare('val', 'where', None)
+    return t
+
+
+# The predefined Error type.  The durable runtime keeps one per database and
+# points this at it when it opens the database (see runtime).
+ERROR_TYPE = make_error_type()
+
+
+def set_error_type(t):
+    global ERROR_TYPE
+    ERROR_TYPE = t
+
+
+def make_error(message, where=None):
+    vals = {'message': message}
+    if where is not None:
+        vals['where'] = where
+    return OObject(ERROR_TYPE, vals)
+
+
+def is_error(v):
+    return type(v) is OObject and v.type.is_subtype_of(ERROR_TYPE)
+
+
+# ------------------------------------------------------------ modules, frames
+
+class OModule(Persistent):
+    """A loaded module: its namespace (name -> value) and where it came from."""
+
+    def __init__(self, name, path=None):
+        self.name = name
+        self.path = path
+        self.ns = {}
+        self.summary = None
+        self.details = None
+        self.source = None
+        self.code = None
+
+    def set(self, name, value):
+        ns = self.ns
+        if value is None:
+            ns.pop(name, None)
+        else:
+            ns[name] = value
+        self._p_changed = True
+
+    def __repr__(self):
+        return '<OModule %s>' % self.name
+
+
+class Frame(Persistent):
+    """One activation: code, program counter, its own value stack, its local
+    slots, the dynamic caller, the lexical parent, and the goal (the Function,
+    or the OModule for module top-level code).
+
+    `handlers` is the stack of active `try` blocks: (handler pc, stack depth).
+    `loops` holds iteration state of active `for` loops is kept on the value
+    stack instead, so it is saved with the frame."""
+
+    def __init__(self, code, goal, module, parent, caller):
+        self.code = code
+        self.goal = goal
+        self.module = module
+        self.parent = parent
+        self.caller = caller
+        self.pc = 0
+        self.stack = []
+        self.locals = [None] * code.nlocals
+        self.handlers = []
+
+    def local(self, name):
+        """Read-only access to a local by name (`frame.x`); none if unset."""
+        try:
+            i = self.code.varnames.index(name)
+        except ValueError:
+            return None
+        return self.locals[i]
+
+    def __repr__(self):
+        return '<Frame %s pc=%d>' % (self.code.name, self.pc)
+
+
+class Task(Persistent):
+    """A task: its current (innermost) frame and its outcome."""
+
+    def __init__(self, tid, name, frame):
+        self.id = tid
+        self.name = name
+        self.frame = frame
+        self.done = False
+        self.result = None
+        self.error = None
+        self.state = 'ready'
+        self.resume = None        # ('value', v) or ('error', e): applied when it next runs
+        self.watch_depth = 0      # nesting of watched evaluations in progress
+        self.reads = None         # id -> object read by the watched evaluation
+        self.traceback = None     # report lines of an uncaught error
+        self.raised_at = None
+        self.waiting = None       # what the task waits for, for `ostinato tasks`
+
+    def __repr__(self):
+        return '<Task %s %s>' % (self.id, self.name)
+
+
+class OQueue(Persistent):
+    """A persistent FIFO queue (LANGUAGE.md §15.5)."""
+
+    def __init__(self):
+        self.items = []
+
+    def changed(self):
+        self._p_changed = True
+
+
+# ------------------------------------------------------------------ kind names
+
+_KINDS = {
+    type(None): 'none', bool: 'bool', int: 'int', float: 'float', str: 'str',
+    OList: 'list', tuple: 'tuple', OMap: 'map', OSet: 'set', Span: 'span',
+    Function: 'function', Builtin: 'function', Curried: 'function',
+    OType: 'type', OModule: 'module', Frame: 'frame', Task: 'task', OQueue: 'queue',
+}
+
+
+def kind(v):
+    """The kind name of a value (LANGUAGE.md §4); for a typed object its type's name."""
+    k = _KINDS.get(type(v))
+    if k is not None:
+        return k
+    if type(v) is OObject:
+        return v.type.name
+    return type(v).__name__
+
+
+def kind_for_messages(v):
+    """Kind as used in messages like `cannot read field 'x' of int`: typed
+    objects are named by their type."""
+    return kind(v)
+
+
+def is_callable(v):
+    t = type(v)
+    return t is Function or t is Builtin or t is Curried or t is OType

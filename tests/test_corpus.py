@@ -1,0 +1,35 @@
+"""The conformance corpus (../shared/corpus), run in-process, in the
+store-everything mode, and once through the real `ostinato` command."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from goldens import CORPUS, check, ids, programs
+
+PROGS = programs(CORPUS)
+
+
+def test_corpus_present():
+    assert len(PROGS) >= 25, 'the conformance corpus is missing: %s' % CORPUS
+
+
+@pytest.mark.parametrize('prog', PROGS, ids=ids(PROGS))
+def test_corpus(prog):
+    assert check(prog) == []
+
+
+@pytest.mark.parametrize('prog', PROGS, ids=ids(PROGS))
+def test_corpus_store_everything(prog):
+    """Every bit of task state survives pickling between instructions."""
+    assert check(prog, store_every=7) == []
+
+
+def test_corpus_through_the_command():
+    """The shared checker runs every program as `ostinato run` in a fresh folder."""
+    tool = CORPUS.parent / 'tools' / 'corpus_check.py'
+    exe = os.path.join(os.path.dirname(sys.executable), 'ostinato')
+    cmd = [sys.executable, str(tool), '--ostinato', exe, str(CORPUS)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr
