@@ -16,14 +16,23 @@ EXIT_RUNTIME = 70
 
 
 def _syntax_error_exit(e):
+    """Report a syntax error (message, source line, caret) and exit 65."""
     sys.stderr.write(e.format() + '\n')
     sys.exit(EXIT_SYNTAX)
+
+
+def _quiet_storage_logs():
+    # FileStorage warns on stderr when it rebuilds its index after a crash;
+    # that is expected after `kill -9` and not the user's business.
+    import logging
+    logging.getLogger('ZODB.FileStorage').setLevel(logging.ERROR)
 
 
 @click.group(context_settings={'help_option_names': ['-h', '--help']})
 @click.version_option(package_name='ostinato')
 def main():
     """Ostinato: skills are durable programs; the model is a leaf."""
+    _quiet_storage_logs()
 
 
 def _db_options(f):
@@ -37,34 +46,34 @@ def _db_options(f):
 @click.argument('file', type=click.Path(dir_okay=False))
 @_db_options
 def run(file, db, memory):
-    """Run FILE until nothing can run any more."""
-    from .runtime.scheduler import Scheduler
-    from .syntax import OstSyntaxError
+    """Run FILE until nothing can run any more.
+
+    Running it again on the same database resumes every suspended task."""
+    from .runtime.runner import run_file
+    from .runtime.store import Store, StoreError
     if not os.path.isfile(file):
         click.echo('ostinato: no such file: %s' % file, err=True)
         sys.exit(2)
-    sched = Scheduler()
     try:
-        main_task = sched.start_main(os.path.abspath(file))
-    except OstSyntaxError as e:
-        _syntax_error_exit(e)
-    except UnicodeDecodeError as e:
-        click.echo('%s: error: the file is not UTF-8 text (%s)' % (file, e.reason), err=True)
-        sys.exit(EXIT_SYNTAX)
+        store = Store(db, memory=memory)
+    except StoreError as e:
+        click.echo('ostinato: %s' % e, err=True)
+        sys.exit(2)
     try:
-        sched.run()
+        status = run_file(file, sys.stdout, sys.stderr, store=store)
     except KeyboardInterrupt:
-        sched.flush()
-        sys.exit(130)
+        status = 130
+    except BrokenPipeError:
+        # The reader of our output went away (`ostinato run x | head`).
+        sys.stderr.close()
+        status = 0
     except Exception:
-        sched.flush()
         sys.stderr.write('ostinato: internal error (please report it):\n')
         traceback.print_exc()
-        sys.exit(EXIT_RUNTIME)
-    sched.flush()
-    if main_task.state == 'failed':
-        sys.exit(EXIT_RUNTIME)
-    sys.exit(0)
+        status = EXIT_RUNTIME
+    finally:
+        store.close()
+    sys.exit(status)
 
 
 @main.command()

@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 from ostinato.runtime.runner import run_file
+from ostinato.runtime.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / 'shared' / 'corpus'
@@ -41,16 +42,22 @@ def expectations(prog):
     }
 
 
-def run_in_process(prog, store_every=None):
+def run_in_process(prog, store_every=None, commit_every=None):
     out, err = io.StringIO(), io.StringIO()
-    code = run_file(str(prog), out, err, store_every=store_every)
+    store = Store(memory=True) if commit_every else None
+    try:
+        code = run_file(str(prog), out, err, store=store, store_every=store_every,
+                        commit_every=commit_every)
+    finally:
+        if store is not None:
+            store.close()
     return out.getvalue(), err.getvalue(), code
 
 
-def check(prog, store_every=None):
+def check(prog, store_every=None, commit_every=None):
     """Run `prog` in-process and return a list of problems (empty: it passed)."""
     want = expectations(prog)
-    out, err, code = run_in_process(prog, store_every)
+    out, err, code = run_in_process(prog, store_every, commit_every)
     problems = []
     if out != want['out']:
         got_lines, want_lines = out.splitlines(), want['out'].splitlines()

@@ -26,6 +26,14 @@ def test_corpus_store_everything(prog):
     assert check(prog, store_every=7) == []
 
 
+@pytest.mark.parametrize('prog', PROGS, ids=ids(PROGS))
+def test_corpus_commit_and_reload(prog):
+    """Every change is marked and committed: the run commits to a real ZODB
+    every few instructions and drops its object cache, so an unmarked change
+    would be lost."""
+    assert check(prog, commit_every=5) == []
+
+
 def test_corpus_through_the_command():
     """The shared checker runs every program as `ostinato run` in a fresh folder."""
     tool = CORPUS.parent / 'tools' / 'corpus_check.py'

@@ -453,6 +453,9 @@ def test_positions_count_code_points():
     ('if x:\ny\n', (2, 1), "expected an indented block after ':'"),
     ('if x:\n', (1, 6), "expected an indented block after ':'"),
     ('try:\n    x\ny = 1\n', (3, 1), "expected 'catch' after the try block"),
+    ('type T in A  -- no colon\n    var x\n', (1, 12), "expected ':' at the end of the type header"),
+    ('try\n    x\n', (1, 4), "expected ':' at the end of the try header"),
+    ('try:\n    x\ncatch e\n    y\n', (3, 8), "expected ':' at the end of the catch header"),
     # indentation
     ('x = 1\n  y = 2\n', (2, 3), 'unexpected indent'),
     ('  x = 1\n', (1, 3), 'unexpected indent'),
@@ -544,6 +547,22 @@ def test_syntax_errors(src, where, message):
     assert error(src) == where + (message,)
 
 
+def test_unclosed_bracket_hint():
+    assert error('x = f(a\ny = 2\n') == (2, 1, "unexpected name 'y' (is the '(' on line 1 closed?)")
+    assert error('f(a,\n  b c)\n') == (2, 5, "unexpected name 'c'")
+
+
+def test_source_forms():
+    assert sx(body(b'x = "\xc3\xa9"\r\n')[0]) == "Assign([x], '\u00e9')"
+    assert sx(body('\ufeffx = 1\n')[0]) == 'Assign([x], 1)'
+    with pytest.raises(OstSyntaxError) as info:
+        parse(b'x = 1\ny = "\xff"\n', 'bad.ost')
+    assert (info.value.line, info.value.col, info.value.message) == \
+        (2, 6, 'the source is not valid UTF-8')
+    assert error('x = 1\ry\n') == (1, 6, 'unexpected carriage return')
+    assert sx(body('x =\t1 \t+ 2\n')[0]) == "Assign([x], BinOp('+', 1, 2))"
+
+
 def test_error_format():
     with pytest.raises(OstSyntaxError) as info:
         parse('x = 1\n    if 1 < 2\n', 'prog.ost')
@@ -564,6 +583,21 @@ CORPUS_FILES = sorted(glob.glob(os.path.join(CORPUS, '*.ost')))
 EXPECTED_ERRORS = {'t24_syntax_error.ost': (3, 9), 't25_removed_syntax.ost': (4, 3)}
 
 
+def _check_tree(node, lines: int) -> None:
+    """Only AST nodes, plain values, lists and tuples; positions in range."""
+    if isinstance(node, (list, tuple)):
+        for item in node:
+            _check_tree(item, lines)
+        return
+    if isinstance(node, ast.Node):
+        assert type(node).__module__ == ast.__name__
+        assert 1 <= node.line <= lines and node.col >= 1, node
+        for f in dataclasses.fields(node):
+            _check_tree(getattr(node, f.name), lines)
+        return
+    assert node is None or type(node) in (str, int, float, bool), repr(node)
+
+
 @pytest.mark.parametrize('path', CORPUS_FILES, ids=os.path.basename)
 def test_corpus(path):
     name = os.path.basename(path)
@@ -572,6 +606,7 @@ def test_corpus(path):
     if name not in EXPECTED_ERRORS:
         module = parse(source, name)
         assert module.filename == name and module.body
+        _check_tree(module, source.count('\n') + 1)
         return
     with pytest.raises(OstSyntaxError) as info:
         parse(source, name)
@@ -636,21 +671,21 @@ def _parse_or_syntax_error(source: str) -> None:
         e.format()
 
 
-@settings(max_examples=400, deadline=None, database=None,
+@settings(max_examples=1500, deadline=None, database=None,
           suppress_health_check=list(HealthCheck))
 @given(st.integers(0, len(SOURCES) - 1), st.randoms(use_true_random=False))
 def test_fuzz_mutated_corpus(which, rnd):
     _parse_or_syntax_error(_mutate(rnd, SOURCES[which]))
 
 
-@settings(max_examples=400, deadline=None, database=None,
+@settings(max_examples=1500, deadline=None, database=None,
           suppress_health_check=list(HealthCheck))
 @given(st.lists(st.sampled_from(PIECES), max_size=60))
 def test_fuzz_random_pieces(pieces):
     _parse_or_syntax_error(''.join(pieces))
 
 
-@settings(max_examples=200, deadline=None, database=None,
+@settings(max_examples=600, deadline=None, database=None,
           suppress_health_check=list(HealthCheck))
 @given(st.text(max_size=80))
 def test_fuzz_random_text(text):

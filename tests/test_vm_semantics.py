@@ -14,8 +14,9 @@ import pytest
 from hypothesis import given, strategies as st
 
 from ostinato.vm import builtins, ops, timefmt
+from ostinato.vm import values as V
 from ostinato.vm.values import (
-    BUILTINS, Curried, ERROR_TYPE, Frame, Function, OList, OMap, OModule,
+    BUILTINS, Curried, Frame, Function, OList, OMap, OModule,
     OObject, OQueue, OSet, OstError, OType, Span, Task, make_error,
 )
 from ostinato.vm.ops import (
@@ -535,11 +536,11 @@ def test_str(animals):
     assert len(to_str(None)) == 4
     e = make_error('custom')
     assert line(e, L(e)) == "custom [Error(message = 'custom')]"
-    notfound = OType('NotFound', [ERROR_TYPE])
+    notfound = OType('NotFound', [V.ERROR_TYPE])
     notfound.declare('val', 'key', None)
     nf = construct(notfound, {'message': 'no such key', 'key': 'k1'})
     assert line(nf, get_field(nf, 'key')) == 'no such key k1'
-    assert to_str(construct(ERROR_TYPE, {})) == 'none'
+    assert to_str(construct(V.ERROR_TYPE, {})) == 'none'
     assert to_str(construct(dog, {'name': 'Rex'})) == "Dog(name = 'Rex', sound = 'generic noise', tricks = 0)"
     # t02 interpolation line
     assert line(None, True, 10 / 4, 4 / 2, L(1, 'a'), M()) == "none true 2.5 2 [1, 'a'] [:]"
@@ -724,7 +725,7 @@ def test_type_of(animals):
     animal, dog = animals
     d = construct(dog, {'name': 'Rex'})
     assert call('type_of', d) is dog
-    assert call('type_of', make_error('x')) is ERROR_TYPE
+    assert call('type_of', make_error('x')) is V.ERROR_TYPE
     assert [call('type_of', v) for v in [2.0, 2, None, True, 'a', L(), (), M(), S(), Span(1, 2),
                                          fn(), BUILTINS['print'], Curried(fn(), [], {}), dog,
                                          OModule('m'), OQueue()]] == \

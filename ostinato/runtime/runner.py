@@ -17,25 +17,42 @@ from .scheduler import Scheduler
 EXIT_OK, EXIT_USAGE, EXIT_SYNTAX, EXIT_RUNTIME = 0, 2, 65, 70
 
 
-def run_file(path, out=None, err=None, store_every=None):
+def run_file(path, out=None, err=None, store=None, store_every=None, commit_every=None):
     """Run the program at `path` until nothing can run any more; returns the
-    exit status.  With `store_every=N` the whole world is pickled and
-    unpickled after every N instructions (a test of the stop-anywhere
-    property: every bit of task state must survive storage)."""
+    exit status.
+
+    store: an open `Store` (its world is used and each turn is committed);
+    without one the run keeps its world in memory.
+    Test modes of the stop-anywhere property:
+    store_every=N  pickle and reload every persistent object after every N
+                   instructions (everything must be storable);
+    commit_every=N commit to the store after every N instructions and drop
+                   the connection's object cache (every change must be marked
+                   and committed, or it is lost)."""
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
-    sched = Scheduler(out=out, err=err, ticks=store_every)
+    world = store.world if store is not None else None
+    sched = Scheduler(world, out=out, err=err, ticks=store_every or commit_every)
+    if store is not None:
+        sched.after_turn = lambda s: store.commit()
     if store_every:
+        sched.store_every = store_every
         sched.SLICE_SECONDS = 0
         sched.after_slice = _reload_world
+    elif commit_every:
+        sched.SLICE_SECONDS = 0
+        sched.after_slice = lambda s: store.conn.cacheMinimize()
+    sched.recover()
     try:
-        main_task = sched.start_main(os.path.abspath(path))
+        sched.start_main(os.path.abspath(path))
     except OstSyntaxError as e:
         err.write(e.format() + '\n')
         return EXIT_SYNTAX
     except UnicodeDecodeError as e:
         err.write('%s: error: the file is not UTF-8 text (%s)\n' % (path, e.reason))
         return EXIT_SYNTAX
+    if store is not None:
+        store.commit()
     sched.run()
     sched.flush()
     main_task = sched.world.main_task
@@ -43,9 +60,12 @@ def run_file(path, out=None, err=None, store_every=None):
 
 
 def _reload_world(sched):
-    """Replace the scheduler's world by a stored-and-reloaded copy."""
-    sched.world = reload(sched.world)
+    """Replace the scheduler's world by a stored-and-reloaded copy.  A reload
+    costs time in proportion to the world's size, so a big world (a deep
+    recursion) is reloaded less often: the total cost stays linear."""
+    sched.world, count = reload(sched.world)
     V.set_error_type(sched.world.error_type)
+    sched.ticks = max(sched.store_every, count // 16)
 
 
 def reload(root):
@@ -57,10 +77,11 @@ def reload(root):
     objs = [root]
     index[id(root)] = 0
     records = []
-    current = [None]
 
+    # The record of an object is its state (not the object), so even the
+    # object itself is referenced by number inside it.
     def persistent_id(obj):
-        if isinstance(obj, Persistent) and obj is not current[0]:
+        if isinstance(obj, Persistent):
             i = index.get(id(obj))
             if i is None:
                 i = index[id(obj)] = len(objs)
@@ -71,7 +92,6 @@ def reload(root):
     i = 0
     while i < len(objs):
         obj = objs[i]
-        current[0] = obj
         buf = io.BytesIO()
         p = pickle.Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL)
         p.persistent_id = persistent_id
@@ -84,4 +104,4 @@ def reload(root):
         u = pickle.Unpickler(io.BytesIO(data))
         u.persistent_load = fresh.__getitem__
         obj.__setstate__(u.load())
-    return fresh[0]
+    return fresh[0], len(fresh)

@@ -190,7 +190,19 @@ class Scheduler(Host):
         w = self.world
         m = w.modules.get(name)
         if m is not None:
-            return m
+            source = self.source_changed(m)
+            if source is None:
+                return m
+            try:
+                t = self.upgrade(m, source)
+            except OstSyntaxError as e:
+                raise OstError('%s:%d:%d: syntax error: %s' % (e.filename, e.line, e.col, e.message))
+            t.importer = task
+            task.state = 'waiting'
+            task.waiting = ('import', name)
+            w.ready.appendleft(t)
+            w._p_changed = True
+            return None
         m = w.loading.get(name)
         if m is not None:            # a circular import gets the module as it is so far
             return m
@@ -202,6 +214,7 @@ class Scheduler(Host):
             raise OstError("no module named '%s'" % name)
         try:
             m, t = self.load_module(name, path)
+            m.stamp = _stamp(path)
         except OstSyntaxError as e:
             raise OstError('%s:%d:%d: syntax error: %s' % (e.filename, e.line, e.col, e.message))
         except OSError as e:
@@ -220,32 +233,125 @@ class Scheduler(Host):
         importer = t.importer
         t.importer = None
         w = self.world
-        name = t.module.name
-        m = w.loading.pop(name, None)
-        if status == 'failed':
+        m = t.module
+        name = m.name
+        first_load = w.loading.get(name) is m
+        if first_load:
+            del w.loading[name]
+        if status == 'failed' and first_load:
             # Raised before its first wait: the error propagates out of the import
             # and the module is forgotten.
             importer.resume = ('error', t.error)
             t.reported = True
             w.tasks.pop(t.id, None)
+        elif status == 'failed':
+            # An upgrade whose top level raised: the import still gives the module.
+            self.report(t)
+            importer.resume = ('value', m)
         else:
-            if m is not None:
-                w.modules[name] = m
+            w.modules[name] = m
             importer.resume = ('value', m)
         self.make_ready(importer, front=True)
 
-    # ------------------------------------------------------------ running
-    def start_main(self, path, module_name=None):
-        """Load FILE as the main module and queue its top level as the main task."""
-        name = module_name or os.path.splitext(os.path.basename(path))[0]
-        m, t = self.load_module(name, path)
-        w = self.world
-        w.loading[name] = m
-        t.is_main = True
-        w.main_task = t
-        w.ready.append(t)
-        w._p_changed = True
+    # ------------------------------------------------------------ upgrades
+    def source_changed(self, m):
+        """The module's file text if it differs from what was loaded, else None."""
+        if not m.path:
+            return None
+        try:
+            st = os.stat(m.path)
+            if (st.st_mtime_ns, st.st_size) == getattr(m, 'stamp', None):
+                return None
+            source = read_source(m.path)
+        except OSError:
+            return None
+        m.stamp = (st.st_mtime_ns, st.st_size)
+        return source if source != m.source else None
+
+    def upgrade(self, m, source):
+        """Recompile `m` from `source` and return a new task that re-runs its top
+        level in the same namespace (DESIGN.md §5); not yet queued.  Raises
+        OstSyntaxError, leaving the module as it was."""
+        code = compile_source(source, m.path, m.name)
+        m.source = source
+        m.code = code
+        m.summary = code.summary
+        m.details = code.details
+        frame = Frame(code, m, m, None, None)
+        t = self.new_task(frame, m.name)
+        t.module = m
         return t
+
+    def upgrade_all(self, skip=None):
+        """Check every loaded module's source; queue the upgrades (front of the
+        ready queue, in name order).  Syntax errors are reported and the old
+        version stays."""
+        tasks = []
+        for name in list(self.world.modules.keys()):
+            m = self.world.modules[name]
+            if m is skip:
+                continue
+            source = self.source_changed(m)
+            if source is None:
+                continue
+            try:
+                tasks.append(self.upgrade(m, source))
+            except OstSyntaxError as e:
+                self.err.write(e.format() + '\n')
+        for t in reversed(tasks):
+            self.world.ready.appendleft(t)
+        self.world._p_changed = True
+
+    # ------------------------------------------------------------ running
+    def recover(self):
+        """After a restart: a task whose turn was checkpointed when the process
+        stopped goes on first."""
+        w = self.world
+        t = getattr(w, 'running', None)
+        if t is not None:
+            w.running = None
+            if not t.done and t not in w.ready:
+                t.state = 'ready'
+                w.ready.appendleft(t)
+            w._p_changed = True
+
+    def start_main(self, path, module_name=None):
+        """Make FILE's main task ready (LANGUAGE.md §1): on a new database load
+        FILE and run its top level; if FILE's main task is still suspended,
+        resume it (upgrading FILE in place first if its text changed); if it
+        ended, run FILE's top level again as a new main task in the same module
+        namespace.  Raises OstSyntaxError (nothing runs then)."""
+        name = module_name or os.path.splitext(os.path.basename(path))[0]
+        w = self.world
+        main = w.main_task
+        m = w.modules.get(name) or w.loading.get(name)
+        if m is not None and m.path != path:
+            m = None
+        if m is None:
+            m, t = self.load_module(name, path)
+            m.stamp = _stamp(path)
+            w.loading[name] = m
+            w.main_task = t
+            w.main_path = path
+            w.ready.append(t)
+        elif main is not None and not main.done and w.main_path == path:
+            source = self.source_changed(m)
+            if source is not None:
+                t = self.upgrade(m, source)
+                w.ready.appendleft(t)
+        else:
+            source = self.source_changed(m)
+            if source is not None:
+                t = self.upgrade(m, source)
+            else:
+                t = self.new_task(Frame(m.code, m, m, None, None), m.name)
+                t.module = m
+            w.main_task = t
+            w.main_path = path
+            w.ready.append(t)
+        self.upgrade_all(skip=m)
+        w._p_changed = True
+        return w.main_task
 
     def run(self):
         """Run until nothing can run any more."""
@@ -255,8 +361,9 @@ class Scheduler(Host):
             for t in w.due_timers(now):
                 self.make_ready(t)
             if not w.ready:
-                if w.timers:
-                    delay = w.timers[0][0] - time.time()
+                nxt = w.next_timer()
+                if nxt is not None:
+                    delay = nxt - time.time()
                     if delay > 0:
                         time.sleep(min(delay, 0.5))
                     continue
@@ -271,6 +378,7 @@ class Scheduler(Host):
         tid = task.id
         start = time.time()
         task.state = 'running'
+        self.world.running = task
         while True:
             status = self.vm.run(task, self.ticks)
             if status != 'yield':
@@ -281,6 +389,7 @@ class Scheduler(Host):
             if time.time() - start >= self.SLICE_SECONDS:
                 self.end_turn()
                 start = time.time()
+        self.world.running = None
         self.settle(task, status)
         self.end_turn()
         if self.after_slice is not None:
@@ -297,6 +406,10 @@ class Scheduler(Host):
                 self.changed(task)
         else:
             self.suspend(task, status[1])
+        if type(status) is tuple and status[1][0] == 'import':
+            # Importing another module is not a wait: whoever waits for this
+            # module's top level keeps waiting (LANGUAGE.md §16).
+            return
         if importer is not None:
             self._module_settled(task, status)
         else:
@@ -316,8 +429,9 @@ class Scheduler(Host):
             if s is None or s <= 0:
                 self.make_ready(task)
                 return
-            task.waiting = ('sleep', time.time() + s)
-            w.add_timer(time.time() + s, task)
+            when = time.time() + s
+            task.waiting = ('sleep', when)
+            w.add_timer(when, task)
         elif kind == 'change':
             objs = request[1]
             watch = self._register(task, objs, 'change')
@@ -391,6 +505,11 @@ def format_report(task):
     for tb in task.traceback or ():
         lines.append('  at ' + tb)
     return '\n'.join(lines) + '\n'
+
+
+def _stamp(path):
+    st = os.stat(path)
+    return (st.st_mtime_ns, st.st_size)
 
 
 def task_name(func):

@@ -8,9 +8,10 @@ store keeps it in ZODB).
 """
 from __future__ import annotations
 
-import heapq
 from collections import deque
 
+from BTrees.IOBTree import IOBTree
+from BTrees.OOBTree import OOBTree
 from persistent import Persistent
 
 from ..vm import values as V
@@ -38,19 +39,25 @@ class Watch(Persistent):
 
 
 class World(Persistent):
+    """The database root object.  Collections that can grow large are BTrees,
+    so a turn rewrites only the buckets it touches; the ready queue is a
+    deque inside this record because it stays short (tasks that can run now)."""
+
     def __init__(self):
         self.schema = SCHEMA_VERSION
-        self.modules = {}          # name -> OModule
-        self.loading = {}          # name -> OModule whose top level has not finished
-        self.tasks = {}            # id -> Task (live ones)
+        self.modules = OOBTree()   # name -> OModule
+        self.loading = OOBTree()   # name -> OModule whose top level has not settled
+        self.tasks = IOBTree()     # id -> Task (live ones)
         self.ready = deque()       # FIFO of Tasks
-        self.timers = []           # heap of (wake_time, seq, task)
+        self.timers = OOBTree()    # (wake_time, seq) -> Task
         self.seq = 0
         self.next_task_id = 1
         self.next_watch_id = 1
-        self.watches = {}          # id -> Watch (active)
+        self.watches = IOBTree()   # id -> Watch (active)
         self.main_task = None
-        self.error_type = V.ERROR_TYPE
+        self.main_path = None
+        self.running = None        # the task whose turn is in progress (checkpoints)
+        self.error_type = V.make_error_type()   # one per database
 
     def new_task_id(self):
         i = self.next_task_id
@@ -59,13 +66,15 @@ class World(Persistent):
 
     def add_timer(self, when, task):
         self.seq += 1
-        heapq.heappush(self.timers, (when, self.seq, task))
-        self._p_changed = True
+        self.timers[(when, self.seq)] = task
+        return (when, self.seq)
+
+    def next_timer(self):
+        """The earliest wake time, or None."""
+        return self.timers.minKey()[0] if self.timers else None
 
     def due_timers(self, now):
-        out = []
-        while self.timers and self.timers[0][0] <= now:
-            out.append(heapq.heappop(self.timers)[2])
-        if out:
-            self._p_changed = True
-        return out
+        """Remove and return the sleepers whose time has passed, earliest first
+        (ties in the order of their sleep calls)."""
+        keys = list(self.timers.keys(max=(now, float('inf'))))
+        return [self.timers.pop(k) for k in keys]

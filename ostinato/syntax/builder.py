@@ -367,6 +367,9 @@ class Builder(Transformer):
         tok, = children
         return ast.Name(line=tok.line, col=tok.column, name=str(tok))
 
+    def group(self, children):
+        return children[0]              # parentheses leave no node
+
     def assign_expr(self, children):
         target, value = children
         _check_target(target)

@@ -129,6 +129,7 @@ class Scanner:
         self.n = len(text)
         self.line_starts = [0] + [m.end() for m in re.finditer('\n', text)]
         self.parse_interp = parse_interp
+        self.open_brackets: List[tuple] = []
 
     # ------------------------------------------------------------ positions
 
@@ -153,6 +154,7 @@ class Scanner:
         """The token stream of a whole file."""
         src, n = self.src, self.n
         st = _CodeState(interp=False)
+        self.open_brackets = st.stack    # for explaining errors
         off, indent = self._next_code_line(self._skip_header())
         if off < n and indent:
             self.fail('unexpected indent', off)

@@ -149,7 +149,8 @@ class _Session:
         try:
             return get_parser().parse(feed, start=start)
         except UnexpectedToken as exc:
-            message, line, col = _explain(exc, feed.history, end)
+            stack = self.scanner.open_brackets if start == 'file' else []
+            message, line, col = _explain(exc, feed.history, end, stack)
             raise SyntaxProblem(message, line, col) from None
         except UnexpectedInput as exc:
             line, col = self.last_position()
@@ -209,8 +210,9 @@ def _hint(expected: set) -> str:
     return '; expected %s or %s' % (', '.join(shown[:-1]), shown[-1])
 
 
-def _explain(exc: UnexpectedToken, history: list, interp_end):
-    """(message, line, col) for a token the parser could not accept."""
+def _explain(exc: UnexpectedToken, history: list, interp_end, open_brackets: list):
+    """(message, line, col) for a token the parser could not accept;
+    `open_brackets` are the scanner's brackets still open at that point."""
     tok = exc.token
     kind = tok.type
     expected = set(exc.expected)
@@ -254,6 +256,10 @@ def _explain(exc: UnexpectedToken, history: list, interp_end):
     if kind in KEYWORD_TOKEN_TYPES and 'NAME' in expected and 'NUMBER' not in expected:
         return at(tok, "'%s' is a reserved word and cannot be used as a name" % text(tok))
     if kind == '_INDENT':
+        if stmt is not None and stmt.type == 'TYPE':
+            # `type T` alone is complete, so a field block after it means
+            # the header's ':' is missing; point just after the header.
+            return "expected ':' at the end of the type header", tok.line, tok.column
         return 'unexpected indent', line, col
     if '_INDENT' in expected:
         return "expected an indented block after ':'", line, col
@@ -292,4 +298,13 @@ def _explain(exc: UnexpectedToken, history: list, interp_end):
         return "unexpected 'not' (after an operand only 'not in' can follow)", line, col
     if kind == '_EQUAL':
         return "unexpected '=' (to compare, use '==')", line, col
+    # A bracket left open on an earlier line swallows the line breaks after
+    # it, so the parser trips over a later line: name the likely cause.
+    code_before = next((t for t in reversed(before) if t.type != '_NL'), None)
+    starts_line = code_before is None or code_before.end_line < line
+    opener = next((t for kind, t in reversed(open_brackets)
+                   if kind != '<' and t is not tok and t.line < line), None)
+    if opener is not None and starts_line:
+        return ("unexpected %s (is the '%s' on line %d closed?)"
+                % (_describe(tok), TOKEN_TEXT[opener.type], opener.line)), line, col
     return 'unexpected %s%s' % (_describe(tok), _hint(expected)), line, col

@@ -744,11 +744,15 @@ class VM:
                     stack[-1] = s
                 elif op == LIST_APPEND:
                     v = pop()
-                    stack[-1 - arg].items.append(v)
+                    acc = stack[-1 - arg]
+                    acc.items.append(v)
+                    acc._p_changed = True   # it may be stored already (a checkpoint)
                 elif op == MAP_ADD:
                     v = pop()
                     k = ops.map_key(pop())
-                    d = stack[-1 - arg].d
+                    acc = stack[-1 - arg]
+                    acc._p_changed = True
+                    d = acc.d
                     if v is None:
                         d.pop(k, None)
                     else:
@@ -756,7 +760,9 @@ class VM:
                 elif op == SET_ADD:
                     v = pop()
                     if v is not None:
-                        stack[-1 - arg].d[ops.map_key(v)] = None
+                        acc = stack[-1 - arg]
+                        acc.d[ops.map_key(v)] = None
+                        acc._p_changed = True
                 elif op == GET_ITER:
                     src = stack[-1]
                     ts = type(src)

@@ -357,6 +357,10 @@ class Task(Persistent):
         self.traceback = None     # report lines of an uncaught error
         self.raised_at = None
         self.waiting = None       # what the task waits for, for `ostinato tasks`
+        self.since = None         # when it started waiting
+        self.module = None        # for a module's top-level task: the module
+        self.importer = None      # the task waiting for this module load
+        self.reported = False     # its uncaught error was reported
 
     def __repr__(self):
         return '<Task %s %s>' % (self.id, self.name)
