@@ -24,8 +24,10 @@ def _syntax_error_exit(e):
 def _quiet_storage_logs():
     # FileStorage warns on stderr when it rebuilds its index after a crash;
     # that is expected after `kill -9` and not the user's business.
+    # ZEO logs every client that disconnects; a REPL leaving is normal.
     import logging
     logging.getLogger('ZODB.FileStorage').setLevel(logging.ERROR)
+    logging.getLogger('ZEO').setLevel(logging.ERROR)
 
 
 @click.group(context_settings={'help_option_names': ['-h', '--help']})
@@ -74,6 +76,194 @@ def run(file, db, memory):
     finally:
         store.close()
     sys.exit(status)
+
+
+@main.command()
+@click.argument('file', required=False, type=click.Path(exists=True, dir_okay=False))
+@click.option('--db', 'db', envvar='OSTINATO_DB', default='ostinato.fs', show_default=True,
+              help='database file, or zeo://HOST:PORT of a shared ZEO server (env OSTINATO_DB)')
+@click.option('--worker', default='main', show_default=True,
+              help='this worker\'s name, when several serve one database')
+def serve(file, db, worker):
+    """Run every task in the database until interrupted, and serve the live
+    database to `ostinato repl` and `ostinato tasks` over a local socket.
+
+    With FILE, load it first as `ostinato run` does."""
+    import signal
+    from .runtime.serve import Server
+    from .runtime.store import StoreError
+    from .syntax import OstSyntaxError
+    try:
+        server = Server(db, worker=worker)
+    except StoreError as e:
+        click.echo('ostinato: %s' % e, err=True)
+        sys.exit(2)
+    signal.signal(signal.SIGTERM, lambda *a: server.stop())
+    try:
+        if file:
+            try:
+                server.sched.start_main(os.path.abspath(file))
+            except OstSyntaxError as e:
+                sys.stderr.write(e.format() + '\n')
+                sys.exit(EXIT_SYNTAX)
+            server.store.commit()
+        if server.zeo is not None:
+            click.echo('ostinato: serving %s on %s' % (db, server.zeo.path), err=True)
+        server.serve()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.sched.flush()
+        server.close()
+
+
+@main.command()
+@_db_options
+def repl(db, memory):
+    """An interactive prompt on the live database (attaches to `serve`)."""
+    from .repl import Repl
+    from .runtime.serve import attach, live_socket
+    from .runtime.store import StoreError
+    try:
+        store = attach(db, memory)
+    except StoreError as e:
+        click.echo('ostinato: %s' % e, err=True)
+        sys.exit(2)
+    standalone = memory or not (db.startswith('zeo:') or live_socket(db))
+    try:
+        if sys.stdin.isatty():
+            click.echo('Ostinato %s on %s -- :help for help' % (
+                __import__('ostinato').__version__, 'memory' if memory else db))
+        Repl(store, standalone=standalone).loop()
+    finally:
+        store.close()
+
+
+def _open_for_reading(db, memory):
+    """The database for `tasks` and `db info`: through the socket of a running
+    `serve` when there is one, else the file itself, read-only (so it can be
+    looked at while `run` holds it).  Exits 2 with a message on failure."""
+    from ZODB.POSException import ReadOnlyError
+    from .runtime.store import Store, StoreError, open_storage
+    if memory:
+        return Store(memory=True)
+    address = db
+    if not db.startswith('zeo:'):
+        try:
+            from .runtime.serve import live_socket
+            sock = live_socket(db)
+        except ImportError:
+            sock = None
+        if sock is not None:
+            address = 'zeo:' + sock
+        elif not os.path.exists(db):
+            click.echo('ostinato: no database at %s (give --db PATH or set OSTINATO_DB)' % db,
+                       err=True)
+            sys.exit(2)
+    storage = None
+    try:
+        storage = open_storage(address, read_only=True)
+        return Store(address, storage=storage)
+    except ReadOnlyError:
+        storage.close()
+        click.echo('ostinato: %s holds no Ostinato world yet' % db, err=True)
+    except StoreError as e:
+        if storage is not None:
+            storage.close()
+        click.echo('ostinato: %s' % e, err=True)
+    except Exception as e:
+        click.echo('ostinato: cannot open the database %s: %s' % (db, e), err=True)
+    sys.exit(2)
+
+
+@main.command()
+@click.argument('task_id', metavar='[ID]', required=False, type=int)
+@_db_options
+def tasks(task_id, db, memory):
+    """Every live task: state, what it waits for and since when, its goal
+    stack, and whether it runs old code.  With ID: that task's frames."""
+    from .runtime import inspect
+    store = _open_for_reading(db, memory)
+    try:
+        if task_id is None:
+            text = inspect.tasks_text(store.world)
+        else:
+            try:
+                text = inspect.task_text(store.world, task_id)
+            except inspect.NoSuchTask as e:
+                click.echo('ostinato: %s in %s' % (e, 'memory' if memory else db), err=True)
+                sys.exit(2)
+    finally:
+        store.close()
+    click.echo(text)
+
+
+@main.group('db')
+def db_group():
+    """Storage upkeep and figures."""
+
+
+@db_group.command('info')
+@_db_options
+def db_info(db, memory):
+    """Storage figures: path, size, objects, transactions, schema, tasks.
+
+    Also the tasks by state, the modules (and whether their files changed
+    since they were loaded), timers and watches."""
+    from .runtime import inspect
+    store = _open_for_reading(db, memory)
+    try:
+        where = 'memory' if memory else db
+        if not memory and store.address != db:
+            where = '%s (live, through %s)' % (db, store.address)
+        text = inspect.db_report(store.world, store.storage, where)
+    finally:
+        store.close()
+    click.echo(text, nl=False)
+
+
+@db_group.command('pack')
+@click.option('--days', type=click.FloatRange(min=0), default=0, show_default=True,
+              help='keep the revisions of the last N days')
+@_db_options
+def db_pack(days, db, memory):
+    """Prune ended tasks, then drop old revisions and unreachable objects."""
+    from .runtime import inspect
+    from .runtime.store import Store, StoreError
+    address = db
+    if not memory and not db.startswith('zeo:'):
+        if not os.path.exists(db):
+            click.echo('ostinato: no database at %s' % db, err=True)
+            sys.exit(2)
+        try:
+            from .runtime.serve import live_socket
+            sock = live_socket(db)
+        except ImportError:
+            sock = None
+        if sock is not None:
+            address = 'zeo:' + sock
+    try:
+        store = Store(address, memory=memory)
+    except StoreError as e:
+        click.echo('ostinato: %s' % e, err=True)
+        sys.exit(2)
+    try:
+        local = not memory and not db.startswith('zeo:')
+
+        def size():
+            return os.path.getsize(db) if local else store.storage.getSize()
+        before = size()
+        pruned = inspect.prune_ended(store.world)
+        if pruned:
+            store.commit('ostinato: prune %d ended task%s' % (pruned, '' if pruned == 1 else 's'))
+        store.db.pack(days=days)
+        after = size()
+    finally:
+        store.close()
+    if pruned:
+        click.echo('pruned %d ended task%s' % (pruned, '' if pruned == 1 else 's'))
+    click.echo('packed %s: %s -> %s' % ('memory' if memory else db, inspect.human_size(before),
+                                         inspect.human_size(after)))
 
 
 @main.command()

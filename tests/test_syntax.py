@@ -479,7 +479,7 @@ def test_positions_count_code_points():
     ('x = 1; y = 2\n', (1, 6), "';' is not an operator in Ostinato; put statements on separate lines"),
     ('x := 2\n', (1, 3), "':=' is not supported; use '='"),
     ('for a -> b in c:\n    x\n', (1, 7), "'a -> b' loop heads are not supported"),
-    ('if a:\n    b\nelif c:\n    d\n', (3, 1), "'elif' is not Ostinato; write 'else if'"),
+    ('if a:\n    b\nelif c:\n    d\n', (3, 6), "'elif' is not Ostinato; write 'else if'"),
     ('x = 1 # no\n', (1, 7), "'#' is only valid in '#[' (comments start with '--'; '#' lines "
                              "are allowed only at the top of the file)"),
     # types and blurbs
@@ -502,6 +502,7 @@ def test_positions_count_code_points():
     # assignments
     ('if = 3\n', (1, 1), "cannot assign to the reserved word 'if'"),
     ('for = 3\n', (1, 1), "cannot assign to the reserved word 'for'"),
+    ('until = 3\n', (1, 1), "'until' is a reserved word and cannot be used as a name"),
     ('x = y = for = 3\n', (1, 9), "unexpected 'for'"),
     ('true = 3\n', (1, 1), "cannot assign to 'true'"),
     ('x = none = 3\n', (1, 5), "cannot assign to 'none'"),
@@ -517,9 +518,13 @@ def test_positions_count_code_points():
     ('f(<x: x)\n', (1, 8), "unclosed lambda: expected '>' before ')'"),
     ('f(a = 1, 2)\n', (1, 10), 'positional argument after a keyword argument'),
     ('g{a = 1, b}\n', (1, 10), 'positional argument after a keyword argument'),
-    ('x = [1, a: 2]\n', (1, 9), "cannot mix map entries and list items in one '[...]'"),
-    ('x = [a = 1, 2]\n', (1, 13), "cannot mix map entries and list items in one '[...]'"),
-    ('x = a \\\n  b\n', (1, 7), "'\\' at the end of a line: Ostinato has no line continuation "
+    ('x = [1, \'a\': 2]\n', (1, 12), "cannot mix map entries and list items in one '[...]'"),
+    ('x = [1, a = 2]\n', (1, 11), "cannot mix map entries and list items in one '[...]'"),
+    ('x = [a = 1, 2]\n', (1, 14), "cannot mix map entries and list items in one '[...]'"),
+    ('x = [a: 1, 2, 3]\n', (1, 13), "cannot mix map entries and list items in one '[...]'"),
+    ('x = [a.b = 1]\n', (1, 10), "unexpected '=' (to compare, use '==')"),
+    ('x = [y for y in z: 1]\n', (1, 18), "unexpected ':'; expected ']' or 'if'"),
+    ('x = a \\\n  b\n', (1, 8), "'\\' at the end of a line: Ostinato has no line continuation "
                                "('\\' is the default operator); use brackets to continue an expression"),
     ('x = 1 +   -- more\n', (1, 8), 'the line ends before the expression is complete'),
     ('x = (1 + 2\n', (1, 5), "'(' was never closed"),

@@ -35,6 +35,7 @@ def run_file(path, out=None, err=None, store=None, store_every=None, commit_ever
     sched = Scheduler(world, out=out, err=err, ticks=store_every or commit_every)
     if store is not None:
         sched.after_turn = lambda s: store.commit()
+        sched.abort_hook = lambda s: store.abort()
     if store_every:
         sched.store_every = store_every
         sched.SLICE_SECONDS = 0

@@ -70,6 +70,10 @@ class Scheduler(Host):
         self.ticks = ticks or self.TICKS
         self.after_turn = None    # hook(scheduler) run after each turn, before output
         self.after_slice = None   # hook(scheduler) run after each slice (test mode)
+        self.worker = 'run'       # this process's name among the workers of a database
+        self.claim = False        # claim each task in its own commit (several workers)
+        self.abort_hook = None    # hook(scheduler) that aborts the transaction
+        self.idle_hook = None     # hook(scheduler, seconds) while nothing is ready (serve)
 
     # The VM checks `host.waiters` (truthy while any watch is active) before
     # reporting changes.
@@ -95,6 +99,7 @@ class Scheduler(Host):
     def make_ready(self, task, front=False):
         task.state = 'ready'
         task.waiting = None
+        task.since = None
         if front:
             self.world.ready.appendleft(task)
         else:
@@ -304,16 +309,16 @@ class Scheduler(Host):
 
     # ------------------------------------------------------------ running
     def recover(self):
-        """After a restart: a task whose turn was checkpointed when the process
-        stopped goes on first."""
+        """After a restart: a task whose turn this worker was running when the
+        process stopped (its checkpoints are committed) goes on first."""
         w = self.world
-        t = getattr(w, 'running', None)
+        t = w.running.get(self.worker)
         if t is not None:
-            w.running = None
+            del w.running[self.worker]
             if not t.done and t not in w.ready:
                 t.state = 'ready'
                 w.ready.appendleft(t)
-            w._p_changed = True
+                w._p_changed = True
 
     def start_main(self, path, module_name=None):
         """Make FILE's main task ready (LANGUAGE.md §1): on a new database load
@@ -353,24 +358,91 @@ class Scheduler(Host):
         w._p_changed = True
         return w.main_task
 
-    def run(self):
-        """Run until nothing can run any more."""
+    def run(self, forever=False):
+        """Run until nothing can run any more; with `forever` (serve), wait for
+        more work instead of returning."""
         while True:
             w = self.world
-            now = time.time()
-            for t in w.due_timers(now):
+            for t in w.due_timers(time.time()):
                 self.make_ready(t)
-            if not w.ready:
-                nxt = w.next_timer()
-                if nxt is not None:
-                    delay = nxt - time.time()
-                    if delay > 0:
-                        time.sleep(min(delay, 0.5))
-                    continue
+            if w.ready:
+                self.run_one()
+                continue
+            nxt = w.next_timer()
+            delay = None if nxt is None else nxt - time.time()
+            if forever:
+                self.idle(0.2 if delay is None else max(0.0, min(delay, 0.2)))
+            elif delay is not None:
+                if delay > 0:
+                    time.sleep(min(delay, 0.5))
+            else:
                 break
-            task = w.ready.popleft()
-            w._p_changed = True
-            self.turn(task)
+
+    def idle(self, seconds):
+        """Nothing is ready: wait a little, then look at the database again
+        (another process may have queued work).  The serve loop overrides
+        `idle_hook` to also watch module files."""
+        if self.idle_hook is not None:
+            self.idle_hook(self, seconds)
+        else:
+            time.sleep(seconds)
+
+    def run_one(self):
+        """Take the front task and run its turn.  A conflict with another worker
+        (ZODB ConflictError at commit) aborts the turn, which is run again from
+        the last commit; a Python exception outside the VM fails the task once
+        with a report instead of crashing the process."""
+        from ZODB.POSException import ConflictError
+        w = self.world
+        task = w.ready.popleft()
+        w._p_changed = True
+        if self.claim:
+            # Claim the task in a transaction of its own, so two workers never
+            # run it at once.
+            try:
+                self.commit()
+            except ConflictError:
+                self.abort()
+                return
+        for attempt in range(20):
+            try:
+                self.turn(task)
+                return
+            except ConflictError:
+                self.abort()
+                time.sleep(0.001 * attempt)
+            except Exception as e:  # a bug of ours: the task fails, the rest goes on
+                self.abort()
+                self.fail_internal(task, e)
+                return
+        self.abort()
+        self.fail_internal(task, RuntimeError('the turn conflicted 20 times'))
+
+    def commit(self):
+        if self.after_turn is not None:
+            self.after_turn(self)
+
+    def abort(self):
+        """Undo the current turn: its database changes and its output."""
+        del self.buffer[:]
+        self.vm.out = self.buffer
+        if self.abort_hook is not None:
+            self.abort_hook(self)
+
+    def fail_internal(self, task, exc):
+        import traceback as tb
+        w = self.world
+        w.running.pop(self.worker, None)
+        w.tasks.pop(task.id, None)
+        task.done = True
+        task.state = 'failed'
+        task.error = V.make_error('internal error: %s: %s' % (type(exc).__name__, exc))
+        frame = task.frame
+        task.raised_at = where_of(frame, max(frame.pc - 1, 0)) if frame is not None else '?'
+        task.traceback = []
+        self.report(task)
+        self.err.write(''.join(tb.format_exception(type(exc), exc, exc.__traceback__)))
+        self.commit()
 
     def turn(self, task):
         """Run one task until it waits, ends or fails, checkpointing a long
@@ -378,7 +450,7 @@ class Scheduler(Host):
         tid = task.id
         start = time.time()
         task.state = 'running'
-        self.world.running = task
+        self.world.running[self.worker] = task
         while True:
             status = self.vm.run(task, self.ticks)
             if status != 'yield':
@@ -389,7 +461,7 @@ class Scheduler(Host):
             if time.time() - start >= self.SLICE_SECONDS:
                 self.end_turn()
                 start = time.time()
-        self.world.running = None
+        del self.world.running[self.worker]
         self.settle(task, status)
         self.end_turn()
         if self.after_slice is not None:
@@ -423,6 +495,7 @@ class Scheduler(Host):
         kind = request[0]
         w = self.world
         task.state = 'waiting'
+        task.since = time.time()     # for `ostinato tasks`
         if kind == 'sleep':
             s = request[1]
             task.resume = ('value', None)

@@ -110,6 +110,22 @@ class Store:
     def abort(self):
         self.tm.abort()
 
+    def transact(self, fn, attempts=50):
+        """Run fn() and commit, again from a fresh view of the database
+        whenever another client's commit conflicts with it."""
+        import time
+        from ZODB.POSException import ConflictError
+        for attempt in range(attempts):
+            self.tm.abort()
+            try:
+                result = fn()
+                self.tm.commit()
+                return result
+            except ConflictError:
+                self.tm.abort()
+                time.sleep(0.002 * attempt)
+        raise StoreError('gave up after %d conflicting attempts' % attempts)
+
     def close(self):
         try:
             self.tm.abort()

@@ -56,7 +56,7 @@ class World(Persistent):
         self.watches = IOBTree()   # id -> Watch (active)
         self.main_task = None
         self.main_path = None
-        self.running = None        # the task whose turn is in progress (checkpoints)
+        self.running = OOBTree()   # worker name -> the task whose turn it is running
         self.error_type = V.make_error_type()   # one per database
 
     def new_task_id(self):

@@ -4,8 +4,8 @@
 when the LALR parser reduces the rule (or alias) of the same name in
 grammar/ostinato.lark, and no parse tree is ever built.  Running during the
 parse also means the checks made here (assignment targets, argument order,
-list/map mixing, field modes, `spawn CALL`) fail in source order, together
-with the parser's own errors.
+field modes, `spawn CALL`) fail in source order, together with the parser's
+own errors.
 
 The builder keeps no state between calls: the same instance serves every
 parse, also the nested parses of interpolations.  Positions come from the
@@ -380,40 +380,23 @@ class Builder(Transformer):
         tok, = children
         return ast.MapLit(line=tok.line, col=tok.column, entries=[])
 
-    def brackets(self, children):
-        tok, elems = children
-        elems = elems or []
-        if not elems or elems[0][0] == 'item':
-            for elem in elems:
-                if elem[0] != 'item':
-                    _fail("cannot mix map entries and list items in one '[...]'",
-                          elem[1])
-            return ast.ListLit(line=tok.line, col=tok.column,
-                               items=[e[2] for e in elems])
-        entries = []
-        for elem in elems:
-            if elem[0] == 'item':
-                _fail("cannot mix map entries and list items in one '[...]'", elem[1])
-            entries.append(self._entry(elem))
+    def list_lit(self, children):
+        tok, items = children
+        return ast.ListLit(line=tok.line, col=tok.column, items=items or [])
+
+    def map_lit(self, children):
+        tok, entries = children
         return ast.MapLit(line=tok.line, col=tok.column, entries=entries)
 
-    @staticmethod
-    def _entry(elem):
-        kind, at, first, value = elem
-        if kind == 'named':
-            key = ast.Const(line=at.line, col=at.column, value=str(first))
-            return (key, value)
-        return (first, value)
-
-    def bracket_comp(self, children):
-        tok, elem, (heads, cond) = children
-        if elem[0] == 'named':
-            _fail("a map comprehension needs 'key: value' before 'for'", elem[1])
-        if elem[0] == 'pair':
-            return ast.Comprehension(line=tok.line, col=tok.column, kind='map',
-                                     elt=elem[3], key=elem[2], heads=heads, cond=cond)
+    def list_comp(self, children):
+        tok, elt, (heads, cond) = children
         return ast.Comprehension(line=tok.line, col=tok.column, kind='list',
-                                 elt=elem[2], key=None, heads=heads, cond=cond)
+                                 elt=elt, key=None, heads=heads, cond=cond)
+
+    def map_comp(self, children):
+        tok, key, elt, (heads, cond) = children
+        return ast.Comprehension(line=tok.line, col=tok.column, kind='map',
+                                 elt=elt, key=key, heads=heads, cond=cond)
 
     def tuple_lit(self, children):
         tok, items = children
@@ -436,21 +419,16 @@ class Builder(Transformer):
         _check_distinct(names, 'parameter')
         return [str(n) for n in names]
 
-    # Elements of `[...]`: (kind, position, key-or-item, value).
-    def elems(self, elems):
-        return elems
-
-    def item(self, children):
-        expr, = children
-        return ('item', expr, expr, None)
+    def entries(self, entries):
+        return entries
 
     def pair(self, children):
         key, value = children
-        return ('pair', key, key, value)
+        return (key, value)
 
     def named(self, children):
-        name, value = children
-        return ('named', name, name, value)
+        name, value = children      # `name = v` is the entry 'name': v
+        return (ast.Const(line=name.line, col=name.column, value=str(name)), value)
 
     def exprs(self, items):
         return items

@@ -176,11 +176,10 @@ class Scanner:
                 if st.stack:
                     self.fail("unclosed lambda: a lambda must end with '>' "
                               "before the end of its line", last_end)
-                if st.prev.type == '_BACKSLASH':
+                if st.prev.type == '_BACKSLASH':   # the line ends too early
                     self.fail("'\\' at the end of a line: Ostinato has no line "
                               "continuation ('\\' is the default operator); "
-                              "use brackets to continue an expression",
-                              st.prev.start_pos)
+                              "use brackets to continue an expression", last_end)
                 next_off, indent = (self._next_code_line(off + 1) if off < n
                                     else (n, 0))
                 # The _NL ends where the next code line starts; at the end of

@@ -149,7 +149,7 @@ class _Session:
         try:
             return get_parser().parse(feed, start=start)
         except UnexpectedToken as exc:
-            stack = self.scanner.open_brackets if start == 'file' else []
+            stack = self.scanner.open_brackets if start == 'file' else None
             message, line, col = _explain(exc, feed.history, end, stack)
             raise SyntaxProblem(message, line, col) from None
         except UnexpectedInput as exc:
@@ -201,7 +201,40 @@ def _describe(tok) -> str:
     return "'%s'" % TOKEN_TEXT.get(tok.type, str(tok))
 
 
-def _hint(expected: set) -> str:
+def _mixes_list_and_map(tok, expected: set, before: list, open_brackets: list) -> bool:
+    """Is `tok` where a `[...]` that the first element made a list meets a
+    map entry, or one made a map meets a list item?"""
+    if tok.type in ('_COMMA', '_RSQB'):
+        return expected == {'_COLON'}           # a map wanted `key: value`
+    if tok.type not in ('_COLON', '_EQUAL') or not open_brackets:  # None or empty
+        return False
+    opener = open_brackets[-1][1]
+    if opener.type != 'LSQB_LIST':
+        return False
+    start = next((k for k in range(len(before) - 1, -1, -1) if before[k] is opener), None)
+    if start is None:
+        return False
+    inside = before[start + 1:]
+    if any(t.type == 'FOR' for t in inside):    # a comprehension, not a list
+        return False
+    if tok.type == '_EQUAL':                    # `[1, name = 2]`
+        return len(inside) >= 2 and inside[-1].type == 'NAME' and inside[-2].type == '_COMMA'
+    return True
+
+
+_CLOSER_FOR = {'_LPAR_GROUP': '_RPAR', '_LPAR_CALL': '_RPAR', 'LSQB_LIST': '_RSQB',
+               '_LSQB_INDEX': '_RSQB', 'HASH_LSQB': '_RSQB', 'LBRACE_SET': '_RBRACE',
+               '_LBRACE_CURRY': '_RBRACE'}
+
+
+def _hint(expected: set, open_brackets=None) -> str:
+    """'; expected A or B' when only a few tokens would do.  LALR shares
+    states between bracket kinds, so closers other than the innermost open
+    bracket's are left out."""
+    if open_brackets is not None:
+        inner = next((t for kind, t in reversed(open_brackets) if kind != '<'), None)
+        keep = _CLOSER_FOR[inner.type] if inner is not None else None
+        expected = {t for t in expected if t not in _CLOSER_FOR.values() or t == keep}
     shown = sorted({_shown(t) for t in expected if t not in ('_INDENT', '_DEDENT', '$END')})
     if not shown or len(shown) > 4:
         return ''
@@ -212,7 +245,8 @@ def _hint(expected: set) -> str:
 
 def _explain(exc: UnexpectedToken, history: list, interp_end, open_brackets: list):
     """(message, line, col) for a token the parser could not accept;
-    `open_brackets` are the scanner's brackets still open at that point."""
+    `open_brackets` are the scanner's brackets still open at that point
+    (None for an interpolation)."""
     tok = exc.token
     kind = tok.type
     expected = set(exc.expected)
@@ -243,7 +277,9 @@ def _explain(exc: UnexpectedToken, history: list, interp_end, open_brackets: lis
         return TOKEN_TEXT.get(t.type, str(t))
 
     if stmt is not None and stmt.type == 'NAME' and str(stmt) == 'elif':
-        return at(stmt, "'elif' is not Ostinato; write 'else if'")
+        return "'elif' is not Ostinato; write 'else if'", line, col
+    if _mixes_list_and_map(tok, expected, before, open_brackets):
+        return "cannot mix map entries and list items in one '[...]'", line, col
     if kind == '_EQUAL' and prev is not None and prev.type in KEYWORD_TOKEN_TYPES:
         return at(prev, "cannot assign to the reserved word '%s'" % text(prev))
     if first_on_line and expected <= {'NAME', '_DEDENT'}:
@@ -253,7 +289,9 @@ def _explain(exc: UnexpectedToken, history: list, interp_end, open_brackets: lis
             and getattr(prev, 'first', False)):
         return ("a field line starts with its mode: 'val %s', 'var %s' or "
                 "'one %s'" % ((prev,) * 3)), line, col
-    if kind in KEYWORD_TOKEN_TYPES and 'NAME' in expected and 'NUMBER' not in expected:
+    if kind in KEYWORD_TOKEN_TYPES and (
+            ('NAME' in expected and 'NUMBER' not in expected)
+            or (first_on_line and kind not in ('_ELSE', '_CATCH'))):
         return at(tok, "'%s' is a reserved word and cannot be used as a name" % text(tok))
     if kind == '_INDENT':
         if stmt is not None and stmt.type == 'TYPE':
@@ -302,9 +340,9 @@ def _explain(exc: UnexpectedToken, history: list, interp_end, open_brackets: lis
     # it, so the parser trips over a later line: name the likely cause.
     code_before = next((t for t in reversed(before) if t.type != '_NL'), None)
     starts_line = code_before is None or code_before.end_line < line
-    opener = next((t for kind, t in reversed(open_brackets)
+    opener = next((t for kind, t in reversed(open_brackets or ())
                    if kind != '<' and t is not tok and t.line < line), None)
     if opener is not None and starts_line:
         return ("unexpected %s (is the '%s' on line %d closed?)"
                 % (_describe(tok), TOKEN_TEXT[opener.type], opener.line)), line, col
-    return 'unexpected %s%s' % (_describe(tok), _hint(expected)), line, col
+    return 'unexpected %s%s' % (_describe(tok), _hint(expected, open_brackets)), line, col

@@ -57,7 +57,15 @@ def b_take(vm, q):
     raise Suspend(('take', q))
 
 
-for _name, _fn, _params in [('raise', b_raise, ('value',)), ('sleep', b_sleep, ('seconds',)),
+def b_show(vm, value):
+    """The REPL shows the value of an expression statement with this."""
+    if value is not None:
+        from .printing import display
+        vm.write(display(value) + '\n')
+    return None
+
+
+for _name, _fn, _params in [('__show__', b_show, ('value',)),('raise', b_raise, ('value',)), ('sleep', b_sleep, ('seconds',)),
                             ('Queue', b_queue, ()), ('put', b_put, ('queue', 'value')),
                             ('take', b_take, ('queue',))]:
     BUILTINS[_name] = Builtin(_name, _fn, _params, ctx=True)

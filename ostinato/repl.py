@@ -1,0 +1,199 @@
+"""`ostinato repl`: an interactive prompt on the live database.
+
+Each input is compiled as module code of the persistent REPL module
+`<repl>`, so variables survive between lines and between sessions, and runs
+as a task of its own until it ends or waits (a waiting statement is left to
+the serve process, or to the next run).  The value of a final expression
+statement is shown with the printing rules.  When a `serve` process runs on
+the database the REPL attaches to its socket and commits through it;
+conflicting with the server's turns only makes a statement run again.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+from .compiler.compiler import compile_module
+from .syntax import OstSyntaxError, parse
+from .syntax import ast as A
+from .vm.values import Frame, OModule
+
+REPL_MODULE = '<repl>'
+
+HELP = """\
+Statements and expressions run in the module <repl>; its variables persist.
+A block (a line ending in ':') ends with an empty line.
+  :tasks        every task: state, what it waits for, its goal stack
+  :stack ID     one task's frames with file:line:col and blurbs
+  :help         this text
+  :quit         leave (also Ctrl-D)
+"""
+
+
+class Repl:
+    def __init__(self, store, out=None, err=None, standalone=True):
+        from .runtime.scheduler import Scheduler
+        self.store = store
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self.standalone = standalone
+        sched = Scheduler(store.world, out=self.out, err=self.err)
+        sched.worker = 'repl-%d' % os.getpid()
+        sched.after_turn = lambda s: store.commit()
+        sched.abort_hook = lambda s: store.abort()
+        self.sched = sched
+
+    def module(self):
+        w = self.sched.world
+        m = w.modules.get(REPL_MODULE)
+        if m is None:
+            m = OModule(REPL_MODULE)
+            m.summary = 'The interactive prompt.'
+            w.modules[REPL_MODULE] = m
+        return m
+
+    # ------------------------------------------------------------ statements
+    def compile(self, text):
+        tree = parse(text + '\n', REPL_MODULE)
+        body = tree.body
+        if body and isinstance(body[-1], A.ExprStmt):
+            last = body[-1]
+            show = A.Call(last.line, last.col, A.Name(last.line, last.col, '__show__'),
+                          [last.expr], [])
+            body[-1] = A.ExprStmt(last.line, last.col, show)
+        return compile_module(tree, text, REPL_MODULE, REPL_MODULE)
+
+    def execute(self, text):
+        """Run one input; returns False for a syntax error."""
+        from ZODB.POSException import ConflictError
+        try:
+            code = self.compile(text)
+        except OstSyntaxError as e:
+            self.err.write(e.format() + '\n')
+            return False
+        for attempt in range(20):
+            self.store.abort()          # see what the server committed meanwhile
+            sched = self.sched
+            m = self.module()
+            task = sched.new_task(Frame(code, m, m, None, None), REPL_MODULE)
+            try:
+                sched.turn(task)
+                if self.standalone:
+                    # Nobody else runs the tasks a statement made ready.
+                    while sched.world.ready:
+                        sched.run_one()
+                return True
+            except ConflictError:
+                sched.abort()
+        self.err.write('repl: the statement kept conflicting with the server; not run\n')
+        return False
+
+    # ------------------------------------------------------------ commands
+    def command(self, line):
+        from .runtime import inspect
+        self.store.abort()
+        parts = line.split()
+        cmd = parts[0]
+        if cmd in (':help', ':h', ':?'):
+            self.out.write(HELP)
+        elif cmd == ':tasks':
+            self.out.write(inspect.tasks_text(self.sched.world) + '\n')
+        elif cmd == ':stack':
+            if len(parts) != 2 or not parts[1].isdigit():
+                self.err.write('usage: :stack ID\n')
+            else:
+                try:
+                    self.out.write(inspect.task_text(self.sched.world, int(parts[1])) + '\n')
+                except KeyError:
+                    self.err.write('no task %s\n' % parts[1])
+        else:
+            self.err.write("unknown command %s; try :help\n" % cmd)
+        self.out.flush()
+
+    # ------------------------------------------------------------ input
+    @staticmethod
+    def needs_more(text):
+        """Whether `text` is unfinished: the parser ran out of input inside an
+        open bracket or string literal."""
+        lines = text.split('\n')
+        try:
+            parse(text + '\n', REPL_MODULE)
+        except OstSyntaxError as e:
+            if 'never closed' in e.message or 'unclosed' in e.message \
+                    or 'unterminated' in e.message:
+                return True
+            return e.line > len(lines) or (e.line == len(lines) and e.col > len(lines[-1]))
+        return False
+
+    def loop(self, lines=None):
+        """Read-eval-print until end of input.  `lines` (an iterator of lines)
+        replaces the terminal, for tests and piped input."""
+        read = self._reader() if lines is None else _iter_reader(lines)
+        while True:
+            try:
+                first = read('>>> ')
+            except EOFError:
+                return
+            if first is None:
+                return
+            if not first.strip():
+                continue
+            if first.strip().startswith(':'):
+                if first.strip() in (':quit', ':q', ':exit'):
+                    return
+                self.command(first.strip())
+                continue
+            text = first
+            block = first.rstrip().endswith(':')
+            while True:
+                if block:
+                    try:
+                        nxt = read('... ')
+                    except EOFError:
+                        nxt = ''
+                    if nxt is None or not nxt.strip():
+                        break
+                    text += '\n' + nxt
+                elif self.needs_more(text):
+                    try:
+                        nxt = read('... ')
+                    except EOFError:
+                        break
+                    if nxt is None:
+                        break
+                    text += '\n' + nxt
+                    if nxt.rstrip().endswith(':'):
+                        block = True
+                else:
+                    break
+            self.execute(text)
+            self.out.flush()
+
+    def _reader(self):
+        if sys.stdin.isatty():
+            try:
+                from prompt_toolkit import PromptSession
+                from prompt_toolkit.history import FileHistory
+            except ImportError:
+                pass
+            else:
+                hist = os.path.join(os.path.expanduser('~'), '.ostinato_history')
+                session = PromptSession(history=FileHistory(hist))
+                return lambda prompt: session.prompt(prompt)
+            try:
+                import readline  # noqa: F401 -- line editing and history for input()
+            except ImportError:
+                pass
+            return input
+        return _iter_reader(sys.stdin)
+
+
+def _iter_reader(lines):
+    it = iter(lines)
+
+    def read(prompt):
+        try:
+            return next(it).rstrip('\n')
+        except StopIteration:
+            raise EOFError from None
+    return read

@@ -1,0 +1,157 @@
+"""`ostinato serve`: run every task in the database, forever, and share the
+live database with `ostinato repl` and `ostinato tasks` over a local ZEO
+unix socket (owner-only permissions).
+
+The serving process opens the FileStorage, runs a ZEO storage server for it
+in a thread, and itself connects to that server like every other client, so
+changes made from the REPL reach the scheduler (and the other way round)
+through ZEO's invalidations.  A serve worker can also attach to an outside
+ZEO server (`--db zeo://HOST:PORT`) to share the tasks with other workers.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+
+from .scheduler import Scheduler
+from .store import Store, StoreError, open_storage
+
+
+def socket_path_for(db_path):
+    return os.path.abspath(db_path) + '.sock'
+
+
+def live_socket(db_path):
+    """The socket of a serve process running on `db_path`, or None."""
+    path = socket_path_for(db_path)
+    if not os.path.exists(path):
+        return None
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(1)
+    try:
+        s.connect(path)
+        return path
+    except OSError:
+        return None
+    finally:
+        s.close()
+
+
+def attach(db=None, memory=False):
+    """Open the database for a client (repl, tasks): through the socket of a
+    running serve process when there is one, else the file itself."""
+    if memory:
+        return Store(memory=True)
+    db = db or os.environ.get('OSTINATO_DB') or 'ostinato.fs'
+    if db.startswith('zeo:'):
+        return Store(db)
+    sock = live_socket(db)
+    if sock is not None:
+        return Store('zeo:' + sock)
+    return Store(db)
+
+
+class ZEOThread:
+    """A ZEO storage server for one storage, on a unix socket, in a thread."""
+
+    def __init__(self, storage, path):
+        from ZEO.StorageServer import StorageServer
+        if os.path.exists(path):
+            os.unlink(path)        # a stale socket of a process that is gone
+        old = os.umask(0o077)      # owner-only from the moment it exists
+        try:
+            self.server = StorageServer(path, {'1': storage})
+        finally:
+            os.umask(old)
+        os.chmod(path, 0o600)
+        self.path = path
+        self.thread = threading.Thread(target=self.server.loop, kwargs={'timeout': 0.2},
+                                       name='ostinato-zeo', daemon=True)
+        self.thread.start()
+
+    def close(self):
+        try:
+            self.server.close()
+            self.thread.join(3)
+        finally:
+            if os.path.exists(self.path):
+                os.unlink(self.path)
+
+
+class Server:
+    """The serve loop over a database."""
+
+    def __init__(self, db=None, out=None, err=None, worker='main', watch_seconds=1.0):
+        import sys
+        db = db or os.environ.get('OSTINATO_DB') or 'ostinato.fs'
+        self.zeo = None
+        if db.startswith('zeo:'):
+            self.store = Store(db)
+        else:
+            if live_socket(db):
+                raise StoreError("the database %s is already served (socket %s); use "
+                                 "'ostinato repl' or 'ostinato tasks' to attach to it"
+                                 % (db, socket_path_for(db)))
+            storage = open_storage(db)
+            self.zeo = ZEOThread(storage, socket_path_for(db))
+            self.store = Store('zeo:' + self.zeo.path)
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self.worker = worker
+        self.watch_seconds = watch_seconds
+        self.last_watch = 0.0
+        self.stopping = False
+        self.sched = self._scheduler()
+
+    def _scheduler(self):
+        store = self.store
+        sched = Scheduler(store.world, out=self.out, err=self.err)
+        sched.worker = self.worker
+        sched.claim = True
+        sched.after_turn = lambda s: store.commit()
+        sched.abort_hook = lambda s: store.abort()
+        sched.idle_hook = self._idle
+        return sched
+
+    def _idle(self, sched, seconds):
+        if self.stopping:
+            raise _Stop()
+        # A new transaction shows what other clients committed meanwhile.
+        self.store.abort()
+        now = time.time()
+        if now - self.last_watch >= self.watch_seconds:
+            self.last_watch = now
+            self.store.transact(sched.upgrade_all)
+            if sched.world.ready:
+                return
+        time.sleep(seconds)
+        self.store.abort()
+
+    def serve(self):
+        """Run every task until stopped (KeyboardInterrupt or stop())."""
+        sched = self.sched
+
+        def prepare():
+            sched.recover()
+            sched.upgrade_all()
+        self.store.transact(prepare)
+        try:
+            sched.run(forever=True)
+        except _Stop:
+            pass
+
+    def stop(self):
+        self.stopping = True
+
+    def close(self):
+        try:
+            self.store.close()
+        finally:
+            if self.zeo is not None:
+                self.zeo.close()
+
+
+class _Stop(Exception):
+    pass

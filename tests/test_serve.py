@@ -1,0 +1,113 @@
+"""`ostinato serve` with `ostinato repl` attached over its socket, and two
+serve workers sharing one database through a real ZEO server."""
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+BIN = os.path.join(os.path.dirname(sys.executable), 'ostinato')
+
+
+def ost(*args, cwd, input=None, timeout=60):
+    return subprocess.run([BIN, *args], cwd=cwd, input=input, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def wait_for(pred, timeout=30):
+    end = time.time() + timeout
+    while time.time() < end:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def stop(proc):
+    proc.send_signal(signal.SIGTERM)
+    try:
+        return proc.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.communicate()
+
+
+def test_serve_and_repl(tmp_path):
+    shutil.copy(HERE / 'serve' / 'waiter.ost', tmp_path)
+    r = ost('run', '--db', 'x.fs', 'waiter.ost', cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout == 'main done\n', r.stderr
+    serve = subprocess.Popen([BIN, 'serve', '--db', 'x.fs'], cwd=tmp_path, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        sock = tmp_path / 'x.fs.sock'
+        assert wait_for(sock.exists), 'serve made no socket'
+        assert oct(sock.stat().st_mode & 0o777) == oct(0o600)
+        # A second server on the same file is refused with a clear message.
+        r = ost('serve', '--db', 'x.fs', cwd=tmp_path, timeout=30)
+        assert r.returncode == 2 and 'already served' in r.stderr
+        r = ost('repl', '--db', 'x.fs', cwd=tmp_path,
+                input='import waiter\nwaiter.box.v\nkept = [1, 2]\nwaiter.box.v = 1\n')
+        assert r.returncode == 0, r.stderr
+        assert r.stdout == '0\n'
+        # Variables of the REPL module survive between sessions.
+        r = ost('repl', '--db', 'x.fs', cwd=tmp_path, input='kept\nif kept?:\n    print("block")\n\n')
+        assert r.stdout == '[1, 2]\nblock\n', r.stderr
+    finally:
+        out, err = stop(serve)
+    assert out == 'waiter saw 1\n', err
+    assert not (tmp_path / 'x.fs.sock').exists()
+
+
+def test_repl_on_the_file_when_nothing_serves(tmp_path):
+    r = ost('repl', '--db', 'r.fs', cwd=tmp_path, input='n = 41\nn + 1\nprint(n)\nundefined_fn()\n[1,\n 2]\n')
+    assert r.stdout == '42\n41\n[1, 2]\n'
+    assert "<repl>:1:1: error: name 'undefined_fn' is not defined" in r.stderr
+    r = ost('repl', '--db', 'r.fs', cwd=tmp_path, input='n\nx = (\n')
+    assert r.stdout == '41\n'
+
+
+def free_unix_socket(tmp_path):
+    return str(tmp_path / 'zeo.sock')
+
+
+def test_two_workers_share_the_tasks(tmp_path):
+    """Every step of every job runs exactly once, split between two workers."""
+    shutil.copy(HERE / 'serve' / 'workers.ost', tmp_path)
+    sock = free_unix_socket(tmp_path)
+    zeo = subprocess.Popen([sys.executable, '-m', 'ZEO.runzeo', '-a', sock, '-f',
+                            str(tmp_path / 'shared.fs')], cwd=tmp_path,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    workers = []
+    try:
+        assert wait_for(lambda: os.path.exists(sock)), 'ZEO did not start'
+        db = 'zeo:' + sock
+        r = ost('run', '--db', db, 'workers.ost', cwd=tmp_path)
+        assert r.stdout == 'queued\n', r.stderr
+        for name in ('w1', 'w2'):
+            workers.append(subprocess.Popen([BIN, 'serve', '--db', db, '--worker', name],
+                                            cwd=tmp_path, text=True, stdout=subprocess.PIPE,
+                                            stderr=subprocess.PIPE))
+        time.sleep(1.0)
+        r = ost('repl', '--db', db, cwd=tmp_path, input='import workers\nworkers.flag.go = true\n')
+        assert r.returncode == 0, r.stderr
+        check = 'import workers\nprint(length(workers.log))\n'
+        assert wait_for(lambda: ost('repl', '--db', db, cwd=tmp_path, input=check)
+                        .stdout.strip() == '48', timeout=60)
+        r = ost('repl', '--db', db, cwd=tmp_path,
+                input='import workers\nprint(sjoin(sorted(workers.log), " "))\n')
+        logged = r.stdout.split()
+    finally:
+        outs = [stop(w) for w in workers]
+        zeo.terminate()
+        zeo.wait(20)
+    want = sorted('%d.%d' % (n, s) for n in range(12) for s in range(4))
+    assert logged == want
+    lines = [ln for out, _ in outs for ln in out.splitlines()]
+    assert sorted(lines) == sorted('job %d step %d' % (n, s) for n in range(12) for s in range(4))
+    assert all(out for out, _ in outs), 'one worker did nothing: %r' % [e for _, e in outs]
