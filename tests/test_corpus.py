@@ -41,3 +41,23 @@ def test_corpus_through_the_command():
     cmd = [sys.executable, str(tool), '--ostinato', exe, str(CORPUS)]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stdout + p.stderr
+
+
+@pytest.mark.parametrize('prog', PROGS, ids=ids(PROGS))
+def test_corpus_restarted_at_every_suspension(prog, tmp_path):
+    """The process ends right after every suspension is committed; running
+    the program again continues it.  The outputs of all the runs together are
+    the program's output."""
+    from goldens import expectations
+    want = expectations(prog)
+    exe = os.path.join(os.path.dirname(sys.executable), 'ostinato')
+    env = dict(os.environ, OSTINATO_DB=str(tmp_path / 'db.fs'), OSTINATO_TEST_EXIT_AT_SUSPEND='1')
+    out = ''
+    for runs in range(200):
+        p = subprocess.run([exe, 'run', str(prog)], cwd=tmp_path, env=env, capture_output=True,
+                           text=True, timeout=120, stdin=subprocess.DEVNULL)
+        out += p.stdout
+        if p.returncode != 75:
+            break
+    assert out == want['out']
+    assert p.returncode == want['code'], p.stderr

@@ -7,6 +7,7 @@ import io
 import os
 import pickle
 import sys
+import time
 
 from persistent import Persistent
 
@@ -52,12 +53,48 @@ def run_file(path, out=None, err=None, store=None, store_every=None, commit_ever
     except UnicodeDecodeError as e:
         err.write('%s: error: the file is not UTF-8 text (%s)\n' % (path, e.reason))
         return EXIT_SYNTAX
+    sched.world.run_open = True
     if store is not None:
         store.commit()
+    if os.environ.get('OSTINATO_TEST_EXIT_AT_SUSPEND'):
+        _exit_at_every_suspension(sched)
     sched.run()
+    sched.world.run_open = False
+    if store is not None:
+        store.commit()
     sched.flush()
     main_task = sched.world.main_task
     return EXIT_RUNTIME if main_task.state == 'failed' else EXIT_OK
+
+
+EXIT_SUSPENDED_FOR_TEST = 75
+
+
+def _exit_at_every_suspension(sched):
+    """Test mode: end the process right after every turn that ended in a
+    suspension was committed, as a crash there would; running the program
+    again must continue exactly where it stopped."""
+    # The clock stands still while the process is down, so that sleeps keep
+    # their order however long a restart takes.
+    w = sched.world
+    stopped = getattr(w, 'test_stopped_at', None)
+    if stopped is not None:
+        shift = time.time() - stopped
+        timers = list(w.timers.items())
+        w.timers.clear()
+        for (when, seq), task in timers:
+            w.timers[(when + shift, seq)] = task
+        w.test_stopped_at = None
+    settle = sched.settle
+
+    def settle_then_exit(task, status):
+        settle(task, status)
+        if isinstance(status, tuple):
+            sched.world.test_stopped_at = time.time()
+            sched.end_turn()
+            sys.stdout.flush()
+            os._exit(EXIT_SUSPENDED_FOR_TEST)
+    sched.settle = settle_then_exit
 
 
 def _reload_world(sched):

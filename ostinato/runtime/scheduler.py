@@ -339,7 +339,9 @@ class Scheduler(Host):
             w.main_task = t
             w.main_path = path
             w.ready.append(t)
-        elif main is not None and not main.done and w.main_path == path:
+        elif main is not None and w.main_path == path and (not main.done or w.run_open):
+            # The main task is suspended -- or it ended but the run that ended it
+            # was interrupted (a crash), so the other tasks of that run resume.
             source = self.source_changed(m)
             if source is not None:
                 t = self.upgrade(m, source)

@@ -56,6 +56,7 @@ class World(Persistent):
         self.watches = IOBTree()   # id -> Watch (active)
         self.main_task = None
         self.main_path = None
+        self.run_open = False      # an `ostinato run` started and has not finished
         self.running = OOBTree()   # worker name -> the task whose turn it is running
         self.error_type = V.make_error_type()   # one per database
 

@@ -1,0 +1,381 @@
+"""`ostinato tasks` and `ostinato db`: programs run in-process on a
+FileStorage, the store closed, then the command looks at the database.
+
+The scheduler is driven by hand (`drive`) so a task that sleeps for an hour
+is left sleeping instead of being waited for.
+"""
+import io
+import os
+import re
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from ostinato.cli import main
+from ostinato.compiler.code import Code
+from ostinato.runtime import inspect
+from ostinato.runtime.scheduler import Scheduler
+from ostinato.runtime.store import Store
+from ostinato.runtime.world import Watch, World
+from ostinato.vm.values import Frame, Function, OModule, OObject, OQueue, OType, Task
+
+HELPER = '''\
+{| Helper things. |}
+
+{| Wait for the box to fill. |}
+def wait_box(box):
+    n = 41
+    wait until box.v == 1
+    return n
+'''
+
+PROG = '''\
+{| Demo program. |}
+import helper
+
+type Box:
+    var v
+
+box = Box()
+q = Queue()
+
+{| Watch the box. |}
+def watcher(b):
+    label = 'watching ' * 20
+    return helper.wait_box(b)
+
+{| Nap a while. |}
+def napper():
+    sleep(3600)
+
+def taker():
+    return take(q)
+
+spawn watcher(box)
+spawn napper()
+spawn taker()
+spawn:
+    for v in <box.v>:
+        print(v)
+print('main done')
+'''
+
+
+def drive(store, path=None, upgrade=False):
+    """Run the ready tasks of the store's world until none is ready (sleepers
+    that are not due stay asleep), committing each turn."""
+    out, err = io.StringIO(), io.StringIO()
+    sched = Scheduler(store.world, out=out, err=err)
+    sched.after_turn = lambda s: store.commit()
+    sched.recover()
+    if path is not None:
+        sched.start_main(os.path.abspath(path))
+    if upgrade:
+        sched.upgrade_all()
+    store.commit()
+    w = store.world
+    while True:
+        for t in w.due_timers(time.time()):
+            sched.make_ready(t)
+        if not w.ready:
+            break
+        task = w.ready.popleft()
+        w._p_changed = True
+        sched.turn(task)
+    store.commit()
+    return out.getvalue(), err.getvalue()
+
+
+def invoke(*args):
+    """Run the command; the result has separate stdout and stderr."""
+    try:
+        runner = CliRunner(mix_stderr=False)     # click < 8.2
+    except TypeError:
+        runner = CliRunner()                     # click >= 8.2 keeps them apart
+    return runner.invoke(main, list(args))
+
+
+def cli(*args):
+    r = invoke(*args)
+    return r.exit_code, r.stdout
+
+
+@pytest.fixture
+def demo(tmp_path):
+    (tmp_path / 'helper.ost').write_text(HELPER)
+    prog = tmp_path / 'prog.ost'
+    prog.write_text(PROG)
+    db = str(tmp_path / 'demo.fs')
+    store = Store(db)
+    try:
+        out, err = drive(store, prog)
+    finally:
+        store.close()
+    assert out == 'main done\nnone\n', (out, err)
+    return tmp_path, db
+
+
+def lines_by_name(text):
+    out = {}
+    for line in text.splitlines():
+        m = re.match(r'\s*(\d+)\s+(\S+)\s+(\S+)\s+(.*)$', line)
+        assert m, line
+        out[m.group(2)] = (int(m.group(1)), m.group(3), m.group(4))
+    return out
+
+
+def test_tasks_lists_live_tasks(demo):
+    _, db = demo
+    code, out = cli('tasks', '--db', db)
+    assert code == 0, out
+    tasks = lines_by_name(out)
+    assert set(tasks) == {'watcher', 'napper', 'taker', '<spawn>'}
+    assert all(state == 'waiting' for _, state, _ in tasks.values())
+    since = r', since [-\d: ]+ \((\d+(\.\d)? s) ago\)'
+
+    rest = tasks['watcher'][2]
+    assert re.match(r'waiting for a change of <Box> \(read by `wait until`\)' + since
+                    + r'  goals: Watch the box\. > Wait for the box to fill\.$', rest), rest
+    rest = tasks['napper'][2]
+    assert re.match(r'sleeping until [-\d: ]+ \(in (59 min( \d+ s)?|1 h)\)' + since
+                    + r'  goals: Nap a while\.$', rest), rest
+    rest = tasks['taker'][2]
+    # No blurb: the goal name stands in.
+    assert re.match(r'waiting for an item from <queue 0>' + since + r'  goals: taker$', rest), rest
+    rest = tasks['<spawn>'][2]
+    assert re.match(r'waiting for a change of .*<Box>.* \(read by a reactive `for`\)'
+                    + since + r'  goals: <spawn>$', rest), rest
+    assert '[old code]' not in out
+
+
+def test_task_detail_shows_frames(demo):
+    _, db = demo
+    _, out = cli('tasks', '--db', db)
+    tid = lines_by_name(out)['watcher'][0]
+    code, out = cli('tasks', str(tid), '--db', db)
+    assert code == 0, out
+    lines = out.splitlines()
+    assert lines[0] == 'task %d watcher: waiting' % tid
+    assert lines[1].startswith('  waiting for a change of <Box> (read by `wait until`), since ')
+    assert lines[2] == 'goals: Watch the box. > Wait for the box to fill.'
+    assert lines[3] == 'frames, innermost first:'
+    # The innermost frame is parked at its `wait until`; the caller at its call.
+    assert lines[4] == '  helper.ost:6:5 in wait_box -- Wait for the box to fill.'
+    assert lines[5] == '      box = Box()'
+    assert lines[6] == '      n = 41'
+    assert lines[7] == '  prog.ost:13:12 in watcher -- Watch the box.'
+    assert lines[8] == '      b = Box()'
+    # Long values are cut short.
+    assert lines[9].startswith("      label = 'watching watching")
+    assert lines[9].endswith('...') and len(lines[9]) < 120
+
+
+def test_unknown_task_id(demo):
+    _, db = demo
+    r = invoke('tasks', '999', '--db', db)
+    assert r.exit_code == 2
+    assert 'no task with id 999' in r.stderr
+    assert r.stdout == ''
+
+
+def test_missing_database(tmp_path):
+    r = invoke('tasks', '--db', str(tmp_path / 'no.fs'))
+    assert r.exit_code == 2
+    assert 'no database at' in r.stderr
+    assert not (tmp_path / 'no.fs').exists()
+
+
+def test_memory_database_has_no_tasks():
+    code, out = cli('tasks', '--memory')
+    assert code == 0
+    assert out == 'no live tasks\n'
+
+
+def test_tasks_reads_without_taking_the_lock(demo):
+    """A database held by a running process (its lock taken) can still be
+    looked at: the command opens it read-only."""
+    _, db = demo
+    store = Store(db)
+    try:
+        code, out = cli('tasks', '--db', db)
+    finally:
+        store.close()
+    assert code == 0, out
+    assert 'napper' in out
+
+
+def test_old_code_after_upgrade(demo):
+    tmp_path, db = demo
+    helper = tmp_path / 'helper.ost'
+    helper.write_text(HELPER.replace('Wait for the box to fill.', 'Wait for a full box.')
+                      + '\nversion = 2\n')
+    # Before the upgrade the file differs from what was loaded.
+    code, out = cli('db', 'info', '--db', db)
+    assert re.search(r'^  helper\s+\S+helper\.ost\s+changed$', out, re.M), out
+    store = Store(db)
+    try:
+        drive(store, upgrade=True)
+        assert store.world.modules['helper'].ns['version'] == 2
+    finally:
+        store.close()
+    code, out = cli('tasks', '--db', db)
+    tasks = lines_by_name(out)
+    assert tasks['watcher'][2].endswith(
+        'goals: Watch the box. > Wait for the box to fill.  [old code]'), out
+    assert '[old code]' not in tasks['napper'][2]
+    code, out = cli('tasks', str(tasks['watcher'][0]), '--db', db)
+    assert '  helper.ost:6:5 in wait_box -- Wait for the box to fill.  [old code]' in out
+    assert '  prog.ost:13:12 in watcher -- Watch the box.\n' in out
+    code, out = cli('db', 'info', '--db', db)
+    assert re.search(r'^  helper\s+\S+helper\.ost\s+unchanged$', out, re.M), out
+
+
+def test_failed_main_task(tmp_path):
+    prog = tmp_path / 'bad.ost'
+    prog.write_text('{| Doomed. |}\ndef f(x):\n    return x + none\nf(1)\n')
+    db = str(tmp_path / 'bad.fs')
+    store = Store(db)
+    try:
+        _, err = drive(store, prog)
+        tid = store.world.main_task.id
+    finally:
+        store.close()
+    assert 'error' in err
+    code, out = cli('tasks', '--db', db)
+    assert out == 'no live tasks\n'
+    code, out = cli('tasks', str(tid), '--db', db)
+    assert code == 0, out
+    lines = out.splitlines()
+    assert lines[0] == 'task %d bad (the main task): failed' % tid
+    assert re.match(r'error: bad\.ost:3:\d+: ', lines[2]), out
+    assert '  at bad.ost:3:' in out and '  at bad.ost:4:' in out
+
+
+def test_db_info(demo):
+    tmp_path, db = demo
+    code, out = cli('db', 'info', '--db', db)
+    assert code == 0, out
+    assert re.search(r'^storage:\s+FileStorage .*demo\.fs$', out, re.M), out
+    assert re.search(r'^size:\s+[\d.]+ (bytes|KiB|MiB)$', out, re.M), out
+    assert re.search(r'^objects:\s+\d+$', out, re.M), out
+    assert re.search(r'^transactions:\s+\d+$', out, re.M), out
+    assert re.search(r'^schema version:\s+1$', out, re.M), out
+    assert re.search(r'^live tasks:\s+4 \(4 waiting\)$', out, re.M), out
+    assert re.search(r'^timers:\s+1$', out, re.M), out
+    assert re.search(r'^watches:\s+2$', out, re.M), out
+    assert re.search(r'^modules: 2$', out, re.M), out
+    assert re.search(r'^  prog\s+\S+prog\.ost\s+unchanged$', out, re.M), out
+
+
+def test_db_pack_prunes_ended_tasks(demo):
+    tmp_path, db = demo
+    store = Store(db)
+    try:
+        w = store.world
+        # An ended task left behind in the indexes (as an older runtime or
+        # a crash between two commits could leave it).
+        t = Task(w.new_task_id(), 'ghost', None)
+        t.done, t.state = True, 'done'
+        w.tasks[t.id] = t
+        w.add_timer(time.time() + 60, t)
+        store.commit()
+    finally:
+        store.close()
+    code, out = cli('db', 'info', '--db', db)
+    before = int(re.search(r'^transactions:\s+(\d+)$', out, re.M).group(1))
+    code, out = cli('db', 'pack', '--db', db)
+    assert code == 0, out
+    assert 'pruned 1 ended task\n' in out
+    m = re.search(r'packed \S+demo\.fs: ([\d.]+ \S+) -> ([\d.]+ \S+)', out)
+    assert m, out
+    code, out = cli('tasks', '--db', db)
+    assert 'ghost' not in out and len(out.splitlines()) == 4
+    code, out = cli('db', 'info', '--db', db)
+    assert re.search(r'^timers:\s+1$', out, re.M), out
+    # Transactions left with no current record are gone.
+    after = int(re.search(r'^transactions:\s+(\d+)$', out, re.M).group(1))
+    assert after < before
+
+
+# ------------------------------------------------------------- pure functions
+
+def _code(name, kind='def', summary=None, varnames=(), source_hash='h1', instrs=None):
+    n = len(instrs) if instrs else 3
+    return Code(name, kind, 'm.ost', 1, 1, instrs or [(0, None)] * n,
+                [(i + 1, 5) for i in range(n)], (), varnames, summary=summary,
+                source_hash=source_hash)
+
+
+def _frame(code, goal, module, caller=None, pc=2, locals_=()):
+    f = Frame(code, goal, module, None, caller)
+    f.pc = pc
+    f.locals = list(locals_) + [None] * (code.nlocals - len(locals_))
+    return f
+
+
+def test_old_code_rules():
+    m = OModule('m', '/nowhere/m.ost')
+    m.code = _code('m', 'module', 'Module.', source_hash='h1')
+    top = _frame(m.code, m, m)
+    fn = Function(_code('f', summary='Do f.'), None, m)
+    f_frame = _frame(fn.code, fn, m, caller=top)
+    task = Task(1, 'm', f_frame)
+    assert inspect.goal_stack(task) == ['Module.', 'Do f.']
+    assert inspect.old_frames(task) == []
+    # An upgrade: new module code, the function's code replaced in place.
+    old_f = fn.code
+    m.code = _code('m', 'module', 'Module, v2.', source_hash='h2')
+    fn.code = _code('f', summary='Do f, v2.', source_hash='h2')
+    assert inspect.old_frames(task) == [f_frame, top]
+    # The frames keep the blurbs of the code they run.
+    assert inspect.goal_stack(task) == ['Module.', 'Do f.']
+    # A lambda made by old code runs old code though it is its function's code.
+    lam = Function(_code('<lambda>', 'lambda', source_hash='h1'), f_frame, m)
+    lam_frame = _frame(lam.code, lam, m)
+    assert inspect.is_old_code(lam_frame)
+    new_lam = Function(_code('<lambda>', 'lambda', source_hash='h2'), None, m)
+    assert not inspect.is_old_code(_frame(new_lam.code, new_lam, m))
+    assert old_f is not fn.code
+
+
+def test_describe_waits():
+    now = time.mktime((2024, 5, 6, 10, 0, 0, 0, 0, -1))
+    task = Task(7, 't', None)
+    assert inspect.describe_wait(task, now) == 'ready'
+    task.state = 'waiting'
+    task.waiting = ('import', 'helper')
+    assert inspect.describe_wait(task, now) == 'waiting for module helper'
+    task.waiting = ('sleep', now + 2 * 3600 + 3 * 60 + 4)
+    assert inspect.describe_wait(task, now) == 'sleeping until 12:03:04 (in 2 h 3 min)'
+    task.waiting = ('sleep', now - 5)
+    assert inspect.describe_wait(task, now) == 'sleeping until 09:59:55 (overdue by 5 s)'
+    task.waiting = ('take', OQueue())
+    assert inspect.describe_wait(task, now) == 'waiting for an item from <queue 0>'
+    box = OObject(OType('Box'))
+    from ostinato.compiler import code as ops
+    wcode = _code('w', instrs=[(ops.WATCH_BEGIN, None), (ops.LOAD_LOCAL, 0),
+                               (ops.WATCH_END_WHILE, 0), (ops.RETURN, None)])
+    task.frame = _frame(wcode, None, None, pc=0)
+    task.waiting = Watch(1, task, [box, OModule('m'), box, box], 'change')
+    assert inspect.describe_wait(task, now) == (
+        'waiting for a change of <Box> or <module m> or <Box> or 1 more (read by `wait while`)')
+    task.waiting = Watch(2, task, [], 'change')
+    assert inspect.describe_wait(task, now) == 'waiting forever (`wait while` read no object)'
+    task.since = now - 300
+    assert inspect.since_text(task, now) == '09:55:00 (5 min ago)'
+
+
+def test_duration():
+    assert inspect.duration(0.25) == '0.2 s' or inspect.duration(0.25) == '0.3 s'
+    assert inspect.duration(42) == '42 s'
+    assert inspect.duration(125) == '2 min 5 s'
+    assert inspect.duration(7380) == '2 h 3 min'
+    assert inspect.duration(3 * 86400 + 7200) == '3 d 2 h'
+
+
+def test_unknown_task_is_a_key_error():
+    w = World()
+    with pytest.raises(KeyError) as e:
+        inspect.task_text(w, 5)
+    assert str(e.value) == 'no task with id 5'
