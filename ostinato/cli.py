@@ -44,10 +44,31 @@ def _db_options(f):
     return f
 
 
+def _llm_options(f):
+    f = click.option('--llm', 'llm', default=None,
+                     help='model backend: auto, ollama, openai, embedded, scripted '
+                          '(env OSTINATO_LLM; default auto)')(f)
+    f = click.option('--model', 'model', default=None, help='model name (env OSTINATO_MODEL)')(f)
+    f = click.option('--llm-parallel', 'llm_parallel', default=1, show_default=True,
+                     type=click.IntRange(1, 64), help='LLM requests performed at once')(f)
+    return f
+
+
+def _llm_service(llm, model, parallel, worker):
+    """The LLM worker; the backend is chosen when the first request comes."""
+    from .effects.llm_queue import LLMService
+
+    def make_client():
+        from .effects.llm import LLMClient, LLMConfig
+        return LLMClient(LLMConfig.from_env(backend=llm, model=model))
+    return LLMService(make_client, parallel, worker=worker)
+
+
 @main.command()
 @click.argument('file', type=click.Path(dir_okay=False))
 @_db_options
-def run(file, db, memory):
+@_llm_options
+def run(file, db, memory, llm, model, llm_parallel):
     """Run FILE until nothing can run any more.
 
     Running it again on the same database resumes every suspended task."""
@@ -61,8 +82,9 @@ def run(file, db, memory):
     except StoreError as e:
         click.echo('ostinato: %s' % e, err=True)
         sys.exit(2)
+    service = _llm_service(llm, model, llm_parallel, 'run')
     try:
-        status = run_file(file, sys.stdout, sys.stderr, store=store)
+        status = run_file(file, sys.stdout, sys.stderr, store=store, services=[service])
     except KeyboardInterrupt:
         status = 130
     except BrokenPipeError:
@@ -74,6 +96,7 @@ def run(file, db, memory):
         traceback.print_exc()
         status = EXIT_RUNTIME
     finally:
+        service.close()
         store.close()
     sys.exit(status)
 
@@ -84,7 +107,8 @@ def run(file, db, memory):
               help='database file, or zeo://HOST:PORT of a shared ZEO server (env OSTINATO_DB)')
 @click.option('--worker', default='main', show_default=True,
               help='this worker\'s name, when several serve one database')
-def serve(file, db, worker):
+@_llm_options
+def serve(file, db, worker, llm, model, llm_parallel):
     """Run every task in the database until interrupted, and serve the live
     database to `ostinato repl` and `ostinato tasks` over a local socket.
 
@@ -94,7 +118,8 @@ def serve(file, db, worker):
     from .runtime.store import StoreError
     from .syntax import OstSyntaxError
     try:
-        server = Server(db, worker=worker)
+        server = Server(db, worker=worker,
+                        services=[_llm_service(llm, model, llm_parallel, worker)])
     except StoreError as e:
         click.echo('ostinato: %s' % e, err=True)
         sys.exit(2)
@@ -196,6 +221,27 @@ def tasks(task_id, db, memory):
     finally:
         store.close()
     click.echo(text)
+
+
+@main.command('log')
+@click.option('--task', 'task_id', type=int, default=None, help='only this task\'s exchanges')
+@click.option('--last', type=click.IntRange(1), default=None, help='only the last N exchanges')
+@click.option('--json', 'as_json', is_flag=True, help='one JSON object per line')
+@_db_options
+def log_command(task_id, last, as_json, db, memory):
+    """The LLM exchanges: prompt, reply, model, timings, task and goal stack."""
+    import json as _json
+    from .effects.llm_queue import log_entries, log_text
+    store = _open_for_reading(db, memory)
+    try:
+        entries = log_entries(store.world, task_id, last)
+        if as_json:
+            for e in entries:
+                click.echo(_json.dumps(e.as_dict(), ensure_ascii=False))
+        else:
+            click.echo(log_text(entries) if entries else 'no LLM exchanges')
+    finally:
+        store.close()
 
 
 @main.group('db')

@@ -18,12 +18,14 @@ from .scheduler import Scheduler
 EXIT_OK, EXIT_USAGE, EXIT_SYNTAX, EXIT_RUNTIME = 0, 2, 65, 70
 
 
-def run_file(path, out=None, err=None, store=None, store_every=None, commit_every=None):
+def run_file(path, out=None, err=None, store=None, store_every=None, commit_every=None,
+             services=()):
     """Run the program at `path` until nothing can run any more; returns the
     exit status.
 
     store: an open `Store` (its world is used and each turn is committed);
     without one the run keeps its world in memory.
+    services: effects (the LLM worker, chat channels) the scheduler polls.
     Test modes of the stop-anywhere property:
     store_every=N  pickle and reload every persistent object after every N
                    instructions (everything must be storable);
@@ -34,9 +36,11 @@ def run_file(path, out=None, err=None, store=None, store_every=None, commit_ever
     err = err if err is not None else sys.stderr
     world = store.world if store is not None else None
     sched = Scheduler(world, out=out, err=err, ticks=store_every or commit_every)
+    sched.services = list(services)
     if store is not None:
         sched.after_turn = lambda s: store.commit()
         sched.abort_hook = lambda s: store.abort()
+        sched.transact_hook = store.transact
     if store_every:
         sched.store_every = store_every
         sched.SLICE_SECONDS = 0

@@ -74,6 +74,8 @@ class Scheduler(Host):
         self.claim = False        # claim each task in its own commit (several workers)
         self.abort_hook = None    # hook(scheduler) that aborts the transaction
         self.idle_hook = None     # hook(scheduler, seconds) while nothing is ready (serve)
+        self.transact_hook = None  # hook(fn): run fn in a transaction of its own, commit
+        self.services = []        # effects: objects with accepts/suspend/poll/busy/wait
 
     # The VM checks `host.waiters` (truthy while any watch is active) before
     # reporting changes.
@@ -362,30 +364,48 @@ class Scheduler(Host):
 
     def run(self, forever=False):
         """Run until nothing can run any more; with `forever` (serve), wait for
-        more work instead of returning."""
+        more work instead of returning.  Services (the LLM worker, chat
+        channels) bring outside events in between turns; while one of them
+        still expects an event, the run goes on."""
         while True:
             w = self.world
+            for service in self.services:
+                service.poll(self)
             for t in w.due_timers(time.time()):
                 self.make_ready(t)
             if w.ready:
                 self.run_one()
                 continue
             nxt = w.next_timer()
-            delay = None if nxt is None else nxt - time.time()
+            delay = None if nxt is None else max(0.0, nxt - time.time())
+            busy = [s for s in self.services if s.busy(self)]
             if forever:
-                self.idle(0.2 if delay is None else max(0.0, min(delay, 0.2)))
+                self.idle(0.2 if delay is None else min(delay, 0.2), busy)
+            elif busy:
+                busy[0].wait(0.5 if delay is None else min(delay, 0.5))
             elif delay is not None:
                 if delay > 0:
                     time.sleep(min(delay, 0.5))
             else:
                 break
 
-    def idle(self, seconds):
-        """Nothing is ready: wait a little, then look at the database again
-        (another process may have queued work).  The serve loop overrides
-        `idle_hook` to also watch module files."""
+    def transact(self, fn):
+        """Run fn() in a transaction of its own and commit it (again after a
+        conflict with another worker)."""
+        if self.transact_hook is not None:
+            return self.transact_hook(fn)
+        result = fn()
+        self.commit()
+        return result
+
+    def idle(self, seconds, busy=()):
+        """Nothing is ready: wait a little (for a service's event if one is
+        expected), then look at the database again (another process may have
+        queued work).  The serve loop sets `idle_hook`."""
         if self.idle_hook is not None:
             self.idle_hook(self, seconds)
+        elif busy:
+            busy[0].wait(seconds)
         else:
             time.sleep(seconds)
 
@@ -531,7 +551,13 @@ class Scheduler(Host):
         elif kind == 'import':
             pass      # set up by import_module
         else:
-            raise AssertionError(request)
+            for service in self.services:
+                if service.accepts(kind):
+                    service.suspend(self, task, request)
+                    return
+            task.resume = ('error', V.make_error(
+                "%s: this run has no service for it" % kind))
+            self.make_ready(task)
 
     def put(self, q, value):
         """Hand `value` to the first task waiting on q, or append it."""

@@ -83,7 +83,8 @@ class ZEOThread:
 class Server:
     """The serve loop over a database."""
 
-    def __init__(self, db=None, out=None, err=None, worker='main', watch_seconds=1.0):
+    def __init__(self, db=None, out=None, err=None, worker='main', watch_seconds=1.0,
+                 services=()):
         import sys
         db = db or os.environ.get('OSTINATO_DB') or 'ostinato.fs'
         self.zeo = None
@@ -102,6 +103,7 @@ class Server:
         self.worker = worker
         self.watch_seconds = watch_seconds
         self.last_watch = 0.0
+        self.services = list(services)
         self.stopping = False
         self.sched = self._scheduler()
 
@@ -113,6 +115,8 @@ class Server:
         sched.after_turn = lambda s: store.commit()
         sched.abort_hook = lambda s: store.abort()
         sched.idle_hook = self._idle
+        sched.transact_hook = store.transact
+        sched.services = self.services
         return sched
 
     def _idle(self, sched, seconds):
@@ -126,7 +130,11 @@ class Server:
             self.store.transact(sched.upgrade_all)
             if sched.world.ready:
                 return
-        time.sleep(seconds)
+        busy = [s for s in sched.services if s.busy(sched)]
+        if busy:
+            busy[0].wait(seconds)
+        else:
+            time.sleep(seconds)
         self.store.abort()
 
     def serve(self):
@@ -146,6 +154,8 @@ class Server:
         self.stopping = True
 
     def close(self):
+        for s in self.services:
+            s.close()
         try:
             self.store.close()
         finally:

@@ -222,6 +222,9 @@ class VM:
             if pending[0] == 'value':
                 frame.stack.append(pending[1])
             else:
+                # An error delivered by the outside (a failed import, an LLM
+                # error) is raised at the call that waited for it.
+                task.raised_at = where_of(frame, max(frame.pc - 1, 0))
                 r = self._unwind(task, frame, pending[1])
                 if r is not None:
                     return r

@@ -57,6 +57,46 @@ def b_take(vm, q):
     raise Suspend(('take', q))
 
 
+def goal_stack(frame):
+    """The goal blurbs of a task's frames, outermost first (what the model is
+    shown as where it is)."""
+    out = []
+    while frame is not None:
+        g = frame.goal
+        summary = getattr(g, 'summary', None) if g is not None else None
+        if summary is None and g is not None and hasattr(g, 'code'):
+            summary = g.code.summary
+        if summary:
+            out.append(summary)
+        frame = frame.caller
+    return '\n'.join(reversed(out))
+
+
+def b_llm_request(vm, prompt, schema, system, model, temperature):
+    """The primitive under `llm.agent`: suspends the task with a request the
+    LLM service performs after the commit."""
+    import json
+    from .printing import to_json
+    from .values import OMap
+    if type(prompt) is not str:
+        raise OstError('agent() does not accept %s' % kind(prompt))
+    if schema is not None and type(schema) is not OMap:
+        raise OstError('agent() does not accept %s' % kind(schema))
+    for v in (system, model):
+        if v is not None and type(v) is not str:
+            raise OstError('agent() does not accept %s' % kind(v))
+    if temperature is not None and type(temperature) not in (int, float):
+        raise OstError('agent() does not accept %s' % kind(temperature))
+    raise Suspend(('llm', {
+        'prompt': prompt,
+        'schema': None if schema is None else json.loads(to_json(schema)),
+        'system': system,
+        'model': model,
+        'temperature': None if temperature is None else float(temperature),
+        'goal_stack': goal_stack(vm.task.frame if vm.task is not None else None),
+    }))
+
+
 def b_show(vm, value):
     """The REPL shows the value of an expression statement with this."""
     if value is not None:
@@ -65,7 +105,9 @@ def b_show(vm, value):
     return None
 
 
-for _name, _fn, _params in [('__show__', b_show, ('value',)),('raise', b_raise, ('value',)), ('sleep', b_sleep, ('seconds',)),
+for _name, _fn, _params in [('__show__', b_show, ('value',)),
+                            ('__llm_request__', b_llm_request,
+                             ('prompt', 'schema', 'system', 'model', 'temperature')),('raise', b_raise, ('value',)), ('sleep', b_sleep, ('seconds',)),
                             ('Queue', b_queue, ()), ('put', b_put, ('queue', 'value')),
                             ('take', b_take, ('queue',))]:
     BUILTINS[_name] = Builtin(_name, _fn, _params, ctx=True)

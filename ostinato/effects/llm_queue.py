@@ -1,0 +1,275 @@
+"""The durable LLM request queue and its worker.
+
+`agent()` suspends its task with an 'llm' request; this service records the
+request in the database in the same turn, and after that turn's commit a
+worker thread asks the model.  The reply is applied in a transaction of its
+own: the task gets the reply (or an `llm: ...` error) and becomes ready, the
+request leaves the queue and the exchange goes into the audit log.  A crash
+before that commit loses only the reply, so the request is asked again after
+the restart; a request is applied once, by its sequence number.
+
+Requests are performed first come, first served across tasks, one at a time
+unless `parallel` says more, so many dialogues share one local model.  The
+worker threads see only plain data, never a database object: ZODB
+connections belong to the scheduler's thread.
+"""
+from __future__ import annotations
+
+import json
+import queue
+import sys
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+from BTrees.IOBTree import IOBTree
+from persistent import Persistent
+
+from ..vm import values as V
+from ..vm.printing import parse_json
+
+
+class LLMState(Persistent):
+    """The queue (pending requests by sequence number) and the audit log (one
+    persistent entry per exchange, by sequence number), kept in the world."""
+
+    def __init__(self):
+        self.next_seq = 0
+        self.pending = IOBTree()
+        self.log = IOBTree()
+
+
+class LLMRequest(Persistent):
+    def __init__(self, seq, task, data):
+        self.seq = seq
+        self.id = uuid.uuid4().hex
+        self.task = task
+        self.prompt = data['prompt']
+        self.schema = data['schema']
+        self.system = data['system']
+        self.model = data['model']
+        self.temperature = data['temperature']
+        self.goal_stack = data['goal_stack']
+        self.created = time.time()
+        self.worker = None          # the worker that asks the model
+        self.state = 'pending'
+
+    def plain(self):
+        return {'id': self.id, 'seq': self.seq, 'prompt': self.prompt, 'schema': self.schema,
+                'system': self.system, 'model': self.model, 'temperature': self.temperature,
+                'goal_stack': self.goal_stack}
+
+
+class LogEntry(Persistent):
+    """One exchange with the model, for `ostinato log`."""
+
+    def __init__(self, req, result=None, error=None):
+        self.seq = req.seq
+        self.id = req.id
+        self.task_id = req.task.id if req.task is not None else None
+        self.task_name = req.task.name if req.task is not None else None
+        self.goal_stack = req.goal_stack
+        self.prompt = req.prompt
+        self.system = req.system
+        self.schema = req.schema
+        self.asked = req.created
+        self.answered = time.time()
+        self.error = error
+        result = result or {}
+        self.raw = result.get('raw')
+        self.reply = result.get('reply')
+        self.model = result.get('model') or req.model
+        self.backend = result.get('backend')
+        self.attempts = result.get('attempts')
+        self.seconds = result.get('seconds')
+        self.prompt_tokens = result.get('prompt_tokens')
+        self.reply_tokens = result.get('reply_tokens')
+        self.exchanges = result.get('exchanges')
+
+    def as_dict(self):
+        return {k: getattr(self, k) for k in (
+            'seq', 'id', 'task_id', 'task_name', 'goal_stack', 'prompt', 'system', 'schema',
+            'asked', 'answered', 'error', 'raw', 'reply', 'model', 'backend', 'attempts',
+            'seconds', 'prompt_tokens', 'reply_tokens', 'exchanges')}
+
+
+def llm_state(world):
+    st = getattr(world, 'llm', None)
+    if st is None:
+        st = world.llm = LLMState()
+    return st
+
+
+def to_value(obj):
+    """A JSON reply as Ostinato values (objects become maps, arrays lists)."""
+    return parse_json(json.dumps(obj))
+
+
+class LLMService:
+    """Performs the database's LLM requests; one per process."""
+
+    BACKOFF_MAX = 30.0
+
+    def __init__(self, make_client, parallel=1, err=None, worker='run'):
+        self.make_client = make_client     # () -> an object with .complete(request)
+        self.client = None
+        self.client_lock = threading.Lock()
+        self.pool = ThreadPoolExecutor(max_workers=max(1, parallel),
+                                       thread_name_prefix='ostinato-llm')
+        self.inflight = set()              # seqs dispatched by this process
+        self.results = queue.Queue()
+        self.event = threading.Event()
+        self.retry_at = {}                 # seq -> time before which not to ask again
+        self.backoff = 1.0
+        self.down = False                  # logged that the model is unreachable
+        self.err = err or sys.stderr
+        self.worker = worker
+
+    # ------------------------------------------------------------ the service protocol
+    def accepts(self, kind):
+        return kind == 'llm'
+
+    def suspend(self, sched, task, request):
+        st = llm_state(sched.world)
+        seq = st.next_seq
+        st.next_seq = seq + 1
+        req = LLMRequest(seq, task, request[1])
+        st.pending[seq] = req
+        task.waiting = ('llm', seq)
+        task.state = 'waiting'
+
+    def busy(self, sched):
+        st = getattr(sched.world, 'llm', None)
+        return bool(st is not None and st.pending)
+
+    def wait(self, timeout):
+        self.event.wait(timeout)
+        self.event.clear()
+
+    def poll(self, sched):
+        while True:
+            try:
+                seq, outcome = self.results.get_nowait()
+            except queue.Empty:
+                break
+            self.inflight.discard(seq)
+            sched.transact(lambda: self.apply(sched, seq, outcome))
+        self.dispatch(sched)
+
+    # ------------------------------------------------------------ work
+    def dispatch(self, sched):
+        st = getattr(sched.world, 'llm', None)
+        if st is None or not st.pending:
+            return
+        now = time.time()
+        todo = []
+        for seq, req in st.pending.items():      # in sequence order: first come, first served
+            if seq in self.inflight or self.retry_at.get(seq, 0) > now:
+                continue
+            if req.worker not in (None, self.worker):
+                continue
+            todo.append(req)
+        if not todo:
+            return
+
+        def claim():
+            for req in todo:
+                req.worker = self.worker
+        sched.transact(claim)
+        for req in todo:
+            self.inflight.add(req.seq)
+            self.pool.submit(self._perform, req.seq, req.plain())
+
+    def _perform(self, seq, plain):
+        try:
+            with self.client_lock:
+                if self.client is None:
+                    self.client = self.make_client()
+            outcome = ('ok', self.client.complete(plain))
+        except Exception as e:          # classified when applied, in the scheduler's thread
+            outcome = ('exc', e)
+        self.results.put((seq, outcome))
+        self.event.set()
+
+    def apply(self, sched, seq, outcome):
+        from .llm import LLMError, LLMUnavailable
+        st = llm_state(sched.world)
+        req = st.pending.get(seq)
+        if req is None or req.state != 'pending':
+            return                      # applied already: a reply is applied once
+        kind, value = outcome
+        if kind == 'exc' and isinstance(value, LLMUnavailable):
+            # The task keeps waiting; ask again later, and say so once.
+            if not self.down:
+                self.err.write('ostinato: %s; will keep trying\n' % value)
+                self.err.flush()
+                self.down = True
+            self.retry_at[seq] = time.time() + self.backoff
+            self.backoff = min(self.backoff * 2, self.BACKOFF_MAX)
+            return
+        if self.down:
+            self.err.write('ostinato: the model answers again\n')
+            self.down = False
+        self.backoff = 1.0
+        self.retry_at.pop(seq, None)
+        task = req.task
+        if kind == 'ok':
+            entry = LogEntry(req, result=value)
+            resume = ('value', to_value(value['reply']))
+        else:
+            msg = str(value) if isinstance(value, LLMError) else \
+                'llm: internal error: %s: %s' % (type(value).__name__, value)
+            if not msg.startswith('llm: '):
+                msg = 'llm: ' + msg
+            entry = LogEntry(req, error=msg)
+            resume = ('error', V.make_error(msg))
+        st.log[seq] = entry
+        del st.pending[seq]
+        req.state = 'done'
+        if task is not None and not task.done:
+            task.resume = resume
+            sched.make_ready(task)
+
+    def close(self):
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+# ------------------------------------------------------------ `ostinato log`
+
+def log_entries(world, task_id=None, last=None):
+    st = getattr(world, 'llm', None)
+    if st is None:
+        return []
+    entries = [e for e in st.log.values() if task_id is None or e.task_id == task_id]
+    return entries[-last:] if last else entries
+
+
+def _indent(text, prefix='    '):
+    return '\n'.join(prefix + ln for ln in str(text).split('\n'))
+
+
+def log_text(entries):
+    out = []
+    for e in entries:
+        when = time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(e.asked))
+        head = '#%d  %s  task %s %s' % (e.seq, when, e.task_id, e.task_name)
+        if e.model or e.backend:
+            head += '  %s (%s)' % (e.model, e.backend)
+        if e.seconds is not None:
+            head += '  %.2f s' % e.seconds
+        if e.attempts:
+            head += '  %d attempt%s' % (e.attempts, '' if e.attempts == 1 else 's')
+        if e.prompt_tokens is not None or e.reply_tokens is not None:
+            head += '  tokens %s/%s' % (e.prompt_tokens, e.reply_tokens)
+        out.append(head)
+        if e.goal_stack:
+            out.append('  goals: ' + ' > '.join(e.goal_stack.split('\n')))
+        out.append('  prompt:')
+        out.append(_indent(e.prompt))
+        if e.error:
+            out.append('  error: ' + e.error)
+        else:
+            out.append('  reply: ' + json.dumps(e.reply, ensure_ascii=False))
+        out.append('')
+    return '\n'.join(out).rstrip('\n')
