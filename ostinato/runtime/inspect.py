@@ -472,10 +472,9 @@ def prune_ended(world):
     for wid in [wid for wid, w in world.watches.items() if ended(w.task)]:
         w = world.watches.pop(wid)
         for o in w.objs:
-            lst = getattr(o, '_ow', None)
-            if lst and w in lst:
-                lst.remove(w)
-                o._p_changed = True
+            tree = getattr(o, '_ow', None)
+            if tree is not None and wid in tree:
+                del tree[wid]
     running = getattr(world, 'running', None)
     if isinstance(running, Task):
         if ended(running):

@@ -66,6 +66,7 @@ class Scheduler(Host):
         self.out = out if out is not None else sys.stdout
         self.err = err if err is not None else sys.stderr
         self.buffer = []
+        self.reports = []         # error reports waiting for their commit
         self.vm = VM(self, self.buffer)
         self.ticks = ticks or self.TICKS
         self.after_turn = None    # hook(scheduler) run after each turn, before output
@@ -76,6 +77,7 @@ class Scheduler(Host):
         self.idle_hook = None     # hook(scheduler, seconds) while nothing is ready (serve)
         self.transact_hook = None  # hook(fn): run fn in a transaction of its own, commit
         self.services = []        # effects: objects with accepts/suspend/poll/busy/wait
+        self.quiet = False        # hold printed output back (a diagnostic re-run)
 
     # The VM checks `host.waiters` (truthy while any watch is active) before
     # reporting changes.
@@ -109,12 +111,14 @@ class Scheduler(Host):
         self.world._p_changed = True
 
     # ------------------------------------------------------------ changes
+    # Each watched object keeps its watches in `_ow`, a BTree of its own
+    # keyed by watch id (so in the order they were made): adding a waiter
+    # writes a small bucket, never the watched object's record again.
     def changed(self, obj):
         ws = getattr(obj, '_ow', None)
         if not ws:
             return
-        obj._ow = []
-        for w in ws:
+        for w in list(ws.values()):
             self._fire(w)
 
     def _fire(self, w):
@@ -122,16 +126,13 @@ class Scheduler(Host):
             return
         del self.world.watches[w.id]
         w.dirty = True
-        for o in w.objs:
-            lst = getattr(o, '_ow', None)
-            if lst and w in lst:
-                lst.remove(w)
-                o._p_changed = True
+        _drop_watch(w)
         t = w.task
         if t.waiting is w:
             self.make_ready(t)
 
     def _register(self, task, objs, kind):
+        from BTrees.IOBTree import IOBTree
         w = self.world
         watch = Watch(w.next_watch_id, task, [], kind)
         w.next_watch_id += 1
@@ -141,14 +142,11 @@ class Scheduler(Host):
                 continue
             seen.add(id(o))
             watch.objs.append(o)
-            lst = getattr(o, '_ow', None)
-            if lst is None:
-                o._ow = [watch]
-            else:
-                lst.append(watch)
-                o._p_changed = True
+            tree = getattr(o, '_ow', None)
+            if tree is None:
+                tree = o._ow = IOBTree()
+            tree[watch.id] = watch
         w.watches[watch.id] = watch
-        w._p_changed = True
         return watch
 
     def watch(self, task, reads):
@@ -157,10 +155,7 @@ class Scheduler(Host):
     def unwatch(self, watch):
         if watch.id in self.world.watches:
             del self.world.watches[watch.id]
-            for o in watch.objs:
-                lst = getattr(o, '_ow', None)
-                if lst and watch in lst:
-                    lst.remove(watch)
+            _drop_watch(watch)
 
     # ------------------------------------------------------------ modules
     def find_module(self, name, from_dir):
@@ -435,7 +430,11 @@ class Scheduler(Host):
                 time.sleep(0.001 * attempt)
             except Exception as e:  # a bug of ours: the task fails, the rest goes on
                 self.abort()
-                self.fail_internal(task, e)
+                where = self.diagnose_unstorable(task) if _is_pickling_error(e) else None
+                if where is not None:
+                    self.fail_task(task, 'cannot store %s' % where)
+                else:
+                    self.fail_internal(task, e)
                 return
         self.abort()
         self.fail_internal(task, RuntimeError('the turn conflicted 20 times'))
@@ -447,24 +446,53 @@ class Scheduler(Host):
     def abort(self):
         """Undo the current turn: its database changes and its output."""
         del self.buffer[:]
+        del self.reports[:]
         self.vm.out = self.buffer
         if self.abort_hook is not None:
             self.abort_hook(self)
 
-    def fail_internal(self, task, exc):
-        import traceback as tb
+    def diagnose_unstorable(self, task):
+        """The commit failed on a value that does not pickle, and the failed
+        commit already dropped the turn's changes.  Run the turn again from
+        the last commit without committing or printing, and look for the
+        value in what the task holds then; then undo that run too."""
+        from .unstorable import find_unstorable
+        saved = self.after_turn, self.after_slice, self.quiet
+        self.after_turn, self.after_slice, self.quiet = None, None, True
+        try:
+            self.turn(task)
+            return find_unstorable(task)
+        except Exception:
+            return None
+        finally:
+            self.after_turn, self.after_slice, self.quiet = saved
+            self.abort()
+
+    def fail_task(self, task, message):
+        """End `task` with an error from the last committed state of its frames
+        (its failed turn was aborted), report it and commit."""
         w = self.world
         w.running.pop(self.worker, None)
         w.tasks.pop(task.id, None)
+        if task in w.ready:       # the abort undid taking it from the queue
+            w.ready.remove(task)
+            w._p_changed = True
+        frame = task.frame
         task.done = True
         task.state = 'failed'
-        task.error = V.make_error('internal error: %s: %s' % (type(exc).__name__, exc))
-        frame = task.frame
         task.raised_at = where_of(frame, max(frame.pc - 1, 0)) if frame is not None else '?'
+        task.error = V.make_error(message, task.raised_at)
         task.traceback = []
         self.report(task)
-        self.err.write(''.join(tb.format_exception(type(exc), exc, exc.__traceback__)))
+        if w.watches:
+            self.changed(task)
         self.commit()
+        self.flush()
+
+    def fail_internal(self, task, exc):
+        import traceback as tb
+        self.fail_task(task, 'internal error: %s: %s' % (type(exc).__name__, exc))
+        self.err.write(''.join(tb.format_exception(type(exc), exc, exc.__traceback__)))
 
     def turn(self, task):
         """Run one task until it waits, ends or fails, checkpointing a long
@@ -581,19 +609,26 @@ class Scheduler(Host):
         self.flush()
 
     def flush(self):
+        """Deliver the output of committed turns: printed text, then reports."""
+        if self.quiet:
+            return
         if self.buffer:
             self.out.write(''.join(self.buffer))
             self.out.flush()
             del self.buffer[:]
+        if self.reports:
+            self.err.write(''.join(self.reports))
+            self.err.flush()
+            del self.reports[:]
 
     # ------------------------------------------------------------ reports
     def report(self, task):
+        """Report an uncaught error -- after the commit that records it, like
+        printed output, so a crash never reports it twice."""
         if getattr(task, 'reported', False):
             return
         task.reported = True
-        self.flush()
-        self.err.write(format_report(task))
-        self.err.flush()
+        self.reports.append(format_report(task))
 
 
 def format_report(task):
@@ -606,6 +641,21 @@ def format_report(task):
     for tb in task.traceback or ():
         lines.append('  at ' + tb)
     return '\n'.join(lines) + '\n'
+
+
+def _drop_watch(watch):
+    """Remove `watch` from the watch trees of the objects it watches."""
+    for o in watch.objs:
+        tree = getattr(o, '_ow', None)
+        if tree is not None and watch.id in tree:
+            del tree[watch.id]
+
+
+def _is_pickling_error(e):
+    import pickle
+    text = str(e)
+    return isinstance(e, (pickle.PicklingError, TypeError, AttributeError)) and (
+        'pickle' in text or 'cannot' in text)
 
 
 def _stamp(path):

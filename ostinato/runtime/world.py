@@ -25,8 +25,9 @@ class Watch(Persistent):
     kind 'change' (wait until / wait while / x!): the task sleeps until one of
     the objects changes.  kind 'token' (reactive for): the loop checks `dirty`
     after each pass and sleeps on the watch only when nothing changed yet.
-    Each object keeps its watches in the attribute `_ow` (a list), so the index
-    object -> waiting tasks is stored with the objects themselves.  A Watch is
+    Each object keeps its watches in the attribute `_ow` (a BTree by watch
+    id), so the index object -> waiting tasks is stored with the objects
+    themselves, and adding a waiter does not rewrite the object's record.  A Watch is
     persistent because the task, the world and each object refer to the same
     one."""
 

@@ -1,0 +1,43 @@
+"""What the client hands a backend for one attempt, and what it gets back.
+
+A backend performs exactly one exchange with one model: it knows its
+server's wire format and error wording, nothing about validation or
+re-asking, which the client does the same way for every backend.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+
+@dataclass
+class Ask:
+    """One attempt at a request."""
+    request: dict               # the queue's request, as given to LLMClient.complete
+    messages: list              # the conversation so far; the last message is the user's
+    schema: Optional[dict]
+    model: Optional[str]        # the request's model, else the config's; None: the backend's default
+    temperature: Optional[float]
+    attempt: int                # 0 for the first ask, 1 and 2 for re-asks
+
+
+@dataclass
+class Turn:
+    """The model's answer to one attempt."""
+    raw: str
+    model: str
+    prompt_tokens: Optional[int] = None
+    reply_tokens: Optional[int] = None
+    truncated: bool = False     # stopped by the reply-length cap, so likely cut mid-JSON
+    limit: int = 0              # that cap, for the re-ask message
+
+
+class Backend:
+    name = '?'
+
+    def chat(self, ask: Ask) -> Turn:
+        raise NotImplementedError
+
+
+def as_int(value) -> Optional[int]:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -1,0 +1,28 @@
+"""The two ways a leaf call can fail, and which side of the queue decides.
+
+`LLMError` is final: the request is answered with it and the skill sees an
+`Error` whose message is `str(e)`, so every message starts `llm: ` and says
+what to do.  `LLMUnavailable` is transient: the model could not be reached
+or the server broke down (refused, timed out, HTTP 5xx); the durable queue
+keeps the task waiting and tries again later, and `str(e)` is the one line it
+logs each time, so it must name the server and the likely fix.
+"""
+
+
+class LLMError(Exception):
+    """A final failure of an LLM request; the message starts with 'llm: '.
+
+    `details` is None, or, when the model was asked but never gave a valid
+    reply, the dict `LLMClient.complete` would have returned (with `reply`
+    None), so the audit log can still show every exchange.
+    """
+
+    def __init__(self, message: str):
+        if not message.startswith('llm: '):
+            message = 'llm: ' + message
+        super().__init__(message)
+        self.details = None
+
+
+class LLMUnavailable(Exception):
+    """The model cannot be reached right now; ask again later."""

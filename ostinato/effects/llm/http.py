@@ -1,0 +1,117 @@
+"""One HTTP exchange with a model server, and what its failures mean.
+
+Both HTTP backends sort failures the same way, and the sorting is what the
+durable queue acts on: anything that may pass by waiting (refused, timed
+out, cut off, HTTP 5xx or 429) becomes `LLMUnavailable` with one log line
+naming the server; everything else is returned to the backend, which knows
+how its server words a rejection.
+"""
+from __future__ import annotations
+
+import ipaddress
+import json
+from typing import Any, Callable, Optional, Tuple
+from urllib.parse import urlsplit
+
+import requests
+
+from .errors import LLMUnavailable
+
+CONNECT_TIMEOUT = 5.0
+
+
+def _is_loopback(url: str) -> bool:
+    host = urlsplit(url).hostname or ''
+    if host == 'localhost':
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _chain(exc: BaseException):
+    """The exception and everything it wraps: requests nests urllib3's
+    errors in args rather than in __cause__ alone."""
+    seen, todo = set(), [exc]
+    while todo:
+        e = todo.pop()
+        if id(e) in seen:
+            continue
+        seen.add(id(e))
+        yield e
+        todo.extend(a for a in getattr(e, 'args', ()) if isinstance(a, BaseException))
+        for nxt in (e.__cause__, e.__context__, getattr(e, 'reason', None)):
+            if isinstance(nxt, BaseException):
+                todo.append(nxt)
+
+
+def _why_unreachable(exc: BaseException) -> str:
+    text = ' '.join(str(e) for e in _chain(exc))
+    if any(isinstance(e, ConnectionRefusedError) for e in _chain(exc)) or 'refused' in text:
+        return 'connection refused'
+    if 'Name or service not known' in text or 'nodename nor servname' in text \
+            or 'getaddrinfo failed' in text or 'Failed to resolve' in text:
+        return 'host not found'
+    if 'RemoteDisconnected' in text or 'aborted' in text or 'reset' in text:
+        return 'the connection was closed before a reply'
+    last = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return last[:200]
+
+
+def server_message(payload: Any, text: str) -> str:
+    """The error text a server put in its body, in the shapes Ollama and
+    OpenAI-compatible servers use, else the start of the body."""
+    if isinstance(payload, dict):
+        err = payload.get('error', payload.get('message', payload.get('detail')))
+        if isinstance(err, dict):
+            err = err.get('message') or json.dumps(err)
+        if err:
+            return ' '.join(str(err).split())[:500]
+    body = ' '.join((text or '').split())
+    return body[:300] or '(empty body)'
+
+
+def exchange(method: str, url: str, *, service: str, hint: str, read_timeout: float,
+             body: Optional[dict] = None, headers: Optional[dict] = None,
+             connect_timeout: float = CONNECT_TIMEOUT,
+             message_of: Callable[[Any, str], str] = server_message) -> Tuple[int, Any, str]:
+    """(status, parsed JSON body or None, body text) for a 2xx-4xx answer.
+
+    `service` names the server in messages ("Ollama at http://..."), `hint`
+    is the fix suggested when it cannot be reached.
+    """
+    session = requests.Session()
+    # A proxy from the environment must not capture a model server on this
+    # machine (the Ollama CLI bypasses proxies for loopback the same way).
+    session.trust_env = not _is_loopback(url)
+    try:
+        resp = session.request(method, url, json=body, headers=headers,
+                               timeout=(connect_timeout, read_timeout))
+        text = resp.text
+    except requests.exceptions.ConnectTimeout:
+        raise LLMUnavailable('cannot reach %s (no connection within %g s); %s'
+                             % (service, connect_timeout, hint)) from None
+    except requests.exceptions.ReadTimeout:
+        raise LLMUnavailable('%s did not reply within %g s (raise OSTINATO_LLM_TIMEOUT or use a '
+                             'smaller model)' % (service, read_timeout)) from None
+    except requests.exceptions.RequestException as e:
+        # A timeout while the body is being read arrives as a ConnectionError.
+        if any('timed out' in str(x).lower() for x in _chain(e)) and \
+                not any(isinstance(x, ConnectionRefusedError) for x in _chain(e)):
+            raise LLMUnavailable('%s did not reply within %g s (raise OSTINATO_LLM_TIMEOUT or '
+                                 'use a smaller model)' % (service, read_timeout)) from None
+        raise LLMUnavailable('cannot reach %s (%s); %s'
+                             % (service, _why_unreachable(e), hint)) from None
+    finally:
+        session.close()
+    try:
+        payload = json.loads(text) if text.strip() else None
+    except ValueError:
+        payload = None
+    if resp.status_code >= 500:
+        raise LLMUnavailable('%s failed with HTTP %d: %s'
+                             % (service, resp.status_code, message_of(payload, text)))
+    if resp.status_code == 429:
+        raise LLMUnavailable('%s is busy (HTTP 429: %s)' % (service, message_of(payload, text)))
+    return resp.status_code, payload, text

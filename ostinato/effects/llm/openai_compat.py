@@ -1,0 +1,109 @@
+"""The OpenAI-compatible backend: one `POST /v1/chat/completions` per attempt.
+
+For any server that speaks the OpenAI chat API: llama.cpp's server, vLLM,
+LM Studio, Ollama's /v1.  The schema goes in `response_format`
+(`strict: false`, because servers differ in which schemas they accept as
+strict).  Without a model name the server is asked which it serves, since a
+local server usually serves exactly one.
+"""
+from __future__ import annotations
+
+import re
+import threading
+from typing import Optional
+
+from .base import Ask, Backend, Turn, as_int
+from .config import LLMConfig
+from .errors import LLMError
+from .http import exchange, server_message
+
+_UNKNOWN_MODEL = re.compile(r'model.*(not found|does not exist|unknown|not available|no such)'
+                            r'|(unknown|invalid) model', re.IGNORECASE | re.DOTALL)
+
+
+def base_url(url: str) -> str:
+    """The server's root, whether the setting ends in /v1 or not."""
+    url = url.strip().rstrip('/')
+    if url.endswith('/v1'):
+        url = url[:-3]
+    if '://' not in url:
+        url = 'http://' + url
+    return url
+
+
+class OpenAIBackend(Backend):
+    name = 'openai'
+
+    def __init__(self, config: LLMConfig):
+        if not config.openai_url:
+            raise LLMError('llm: the openai backend needs the server address in '
+                           'OSTINATO_OPENAI_URL (e.g. http://127.0.0.1:8080)')
+        self.config = config
+        self.url = base_url(config.openai_url)
+        self.service = 'the OpenAI-compatible server at %s' % self.url
+        self.hint = 'is the server running?'
+        self.headers = {}
+        if config.openai_key:
+            self.headers['Authorization'] = 'Bearer ' + config.openai_key
+        self._default_model: Optional[str] = None
+        self._lock = threading.Lock()
+
+    def default_model(self) -> str:
+        with self._lock:
+            if self._default_model is None:
+                status, payload, text = exchange(
+                    'GET', self.url + '/v1/models', headers=self.headers, service=self.service,
+                    hint=self.hint, read_timeout=min(self.config.timeout, 30.0))
+                data = payload.get('data') if isinstance(payload, dict) else None
+                ids = [m.get('id') for m in data or [] if isinstance(m, dict) and m.get('id')]
+                if status >= 400 or not ids:
+                    raise LLMError('llm: no model given and %s did not list one (%s); '
+                                   'pick one with --model or OSTINATO_MODEL'
+                                   % (self.service, server_message(payload, text)
+                                      if status >= 400 else 'empty list'))
+                self._default_model = ids[0]
+            return self._default_model
+
+    def body(self, ask: Ask, model: str) -> dict:
+        body = {'model': model, 'messages': ask.messages}
+        if ask.temperature is not None:
+            body['temperature'] = ask.temperature
+        body['max_tokens'] = self.config.num_predict
+        if self.config.seed is not None:
+            body['seed'] = self.config.seed
+        if ask.schema is not None:
+            body['response_format'] = {'type': 'json_schema', 'json_schema': {
+                'name': 'reply', 'schema': ask.schema, 'strict': False}}
+        else:
+            body['response_format'] = {'type': 'json_object'}
+        return body
+
+    def chat(self, ask: Ask) -> Turn:
+        model = ask.model or self.default_model()
+        status, payload, text = exchange(
+            'POST', self.url + '/v1/chat/completions', body=self.body(ask, model),
+            headers=self.headers, service=self.service, hint=self.hint,
+            read_timeout=self.config.timeout)
+        message = server_message(payload, text)
+        if status == 404 or (status == 400 and _UNKNOWN_MODEL.search(message)):
+            raise LLMError("llm: %s does not know the model '%s': %s"
+                           % (self.service, model, message))
+        if status in (401, 403):
+            raise LLMError('llm: %s refused the request (HTTP %d: %s); check OSTINATO_OPENAI_KEY'
+                           % (self.service, status, message))
+        if status >= 400:
+            raise LLMError('llm: %s rejected the request (HTTP %d): %s'
+                           % (self.service, status, message))
+        try:
+            choice = payload['choices'][0]
+            content = choice['message'].get('content')
+        except (TypeError, KeyError, IndexError, AttributeError):
+            raise LLMError('llm: %s did not answer like an OpenAI-compatible server: %s'
+                           % (self.service, message))
+        usage = payload.get('usage') if isinstance(payload.get('usage'), dict) else {}
+        return Turn(raw=content if isinstance(content, str) else '',
+                    model=model,
+                    prompt_tokens=as_int(usage.get('prompt_tokens')),
+                    reply_tokens=as_int(usage.get('completion_tokens')),
+                    truncated=choice.get('finish_reason') == 'length',
+                    limit=self.config.num_predict)

@@ -1,0 +1,112 @@
+"""What a valid reply is, and what the model is told when its reply is not.
+
+Kept apart from the backends because the contract is the same for every
+model: the reply must be one JSON object, matching the request's JSON Schema
+when there is one.  A problem is phrased so that it reads both as the
+re-ask message the model gets ("Your reply ...") and as the end of the final
+error the skill gets, so the log and the error say exactly what the model
+was told.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Optional, Tuple
+
+import jsonschema
+from jsonschema.exceptions import best_match
+
+from .errors import LLMError
+
+MAX_PROBLEM = 300     # a long instance quoted in a schema error must not flood the prompt
+
+_FENCE = re.compile(r'\A```[a-zA-Z]*[ \t]*\n(.*)\n```\Z', re.DOTALL)
+
+
+def check_schema(schema: Any) -> None:
+    """A bad schema is the skill's mistake, not the model's: fail before asking."""
+    if schema is None:
+        return
+    if not isinstance(schema, dict):
+        raise LLMError('llm: the schema must be a JSON object (a map), not %s'
+                       % type(schema).__name__)
+    try:
+        jsonschema.validators.validator_for(schema).check_schema(schema)
+    except jsonschema.SchemaError as e:
+        raise LLMError('llm: the schema is not a valid JSON Schema: %s' % _short(e.message))
+
+
+def schema_paragraph(schema: Optional[dict]) -> str:
+    """Stated in the prompt because servers that constrain the output to the
+    schema (Ollama, llama.cpp) do not show it to the model."""
+    if schema is None:
+        return 'Reply with a JSON object.'
+    return ('Reply with a JSON object matching this JSON schema: '
+            + json.dumps(schema, separators=(',', ':'), ensure_ascii=False))
+
+
+def user_prompt(prompt: str, schema: Optional[dict]) -> str:
+    return prompt.rstrip() + '\n\n' + schema_paragraph(schema)
+
+
+def _reject_constant(name: str):
+    raise ValueError('%s is not allowed in JSON' % name)
+
+
+def _short(text: str) -> str:
+    text = ' '.join(str(text).split())
+    return text if len(text) <= MAX_PROBLEM else text[:MAX_PROBLEM - 3] + '...'
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, list):
+        return 'an array'
+    if isinstance(value, str):
+        return 'a string'
+    if isinstance(value, bool):
+        return 'a boolean'
+    if isinstance(value, (int, float)):
+        return 'a number'
+    return 'null'
+
+
+def check_reply(raw: str, schema: Optional[dict]) -> Tuple[Optional[dict], Optional[str]]:
+    """(the parsed object, None), or (None, the problem as a sentence that
+    follows "Your reply ").
+
+    A reply wrapped in one Markdown code fence is accepted: small models add
+    one out of habit, and the object inside is still exactly what was asked.
+    """
+    text = (raw or '').strip()
+    fenced = _FENCE.match(text)
+    if fenced:
+        text = fenced.group(1).strip()
+    if not text:
+        return None, 'was empty'
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except ValueError as e:
+        return None, 'was not valid JSON: %s' % _short(e)
+    if not isinstance(value, dict):
+        return None, 'was %s, not a JSON object' % _kind(value)
+    if schema is not None:
+        error = best_match(jsonschema.validators.validator_for(schema)(schema).iter_errors(value))
+        if error is not None:
+            where = ''.join('[%d]' % p if isinstance(p, int) else '.' + str(p)
+                            for p in error.absolute_path)
+            at = ' (at %s)' % where.lstrip('.') if where else ''
+            return None, 'does not match the schema: %s%s' % (_short(error.message), at)
+    return value, None
+
+
+def describe(problem: str, truncated: bool, limit: int) -> str:
+    """The problem as told to the model: "Your reply ..."."""
+    text = 'Your reply ' + problem
+    if truncated:
+        text += ' (it was cut off at the limit of %d tokens: keep it shorter)' % limit
+    return text
+
+
+def reask_message(described: str) -> str:
+    """The user message that follows the model's bad reply in the conversation."""
+    return described + '. Reply again with only the corrected JSON object.'

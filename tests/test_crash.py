@@ -1,0 +1,436 @@
+"""Crash safety of the durable runtime, tested the hard way: the real
+`ostinato run` command on a real FileStorage file, killed with SIGKILL at
+random moments and started again until a run ends by itself.
+
+The programs in tests/crash/ do their work in steps (sleeps, spawned tasks,
+queues, `wait until`, long computations that are checkpointed mid-turn, a
+module import whose top level waits, a reactive `for` loop).  Every step
+prints a line `step ...` and appends to the module list `log`; the main task
+waits for the others and ends by printing `summary N [...]` of that list.
+Their steps happen in an order that does not depend on timing (tasks hand
+over to each other; two tasks never sleep side by side, since overdue timers
+all fire at once after a restart), so every run prints the same lines in the
+same order.
+
+What must hold after any number of kills (DESIGN.md §2-§3, LANGUAGE.md §17):
+- the database did every step exactly once: the final summary (and the list
+  as stored in the database) equals the uninterrupted run's;
+- printing is at most once: no step line appears twice across all the runs;
+- nothing else is lost or reordered: the runs' outputs, concatenated, are the
+  expected output with a few lines missing, each gap right before a kill
+  (a line produced between a commit and its write can be lost: FileStorage
+  makes the transaction final before its fsync, so the window is an fsync,
+  a few ms), and no more missing lines than kills;
+- no run ends on its own with an error or a Python traceback.
+
+The kill delays are random but seeded (CRASH_SEED, default 1234), so a run
+of the test can be replayed with the same delays (where in the program they
+land still depends on timing); a failure names the seed, the cycle and every
+run's output and stderr.  Each program goes through several crash cycles
+(fresh database each) within a time budget of about 20 s.
+
+Also here: timers that passed while the program was down fire at once on
+restart; and a task that prints and then fails prints its output and its
+error report at most once (both are written after the turn's commit).
+"""
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+CRASH = HERE / 'crash'
+_EXE = os.path.join(os.path.dirname(sys.executable), 'ostinato')
+OSTINATO = [_EXE] if os.path.exists(_EXE) else [sys.executable, '-m', 'ostinato']
+SEED = int(os.environ.get('CRASH_SEED', '1234'))
+
+# Each program is taken through crash cycles (a fresh database, runs killed
+# until one ends by itself) until it has seen WANT_KILLS kills or spent
+# CYCLES_SECONDS; a cycle stops killing after MAX_KILLS kills or
+# KILL_PHASE_SECONDS and leaves its last run to finish.
+WANT_KILLS = 25
+CYCLES_SECONDS = 15
+MAX_KILLS = 25
+KILL_PHASE_SECONDS = 12
+RUN_TIMEOUT = 60         # an uninterrupted run of any program here takes ~3 s
+
+PROGRAMS = ['relay', 'pipeline', 'compute', 'reactive']
+
+
+def command(prog, db):
+    """`ostinato run` of a program in tests/crash/ (a name) or of a path."""
+    path = prog if isinstance(prog, Path) else CRASH / (prog + '.ost')
+    return OSTINATO + ['run', '--db', str(db), str(path)]
+
+
+def env():
+    e = dict(os.environ)
+    e.pop('OSTINATO_DB', None)
+    e.pop('PYTHONUNBUFFERED', None)   # output to a file or pipe as a user's would be
+    return e
+
+
+class Run:
+    """One start of `ostinato run`, its output going to files."""
+
+    def __init__(self, prog, db, folder, n):
+        self.out_path = folder / ('run%03d.out' % n)
+        self.err_path = folder / ('run%03d.err' % n)
+        with open(self.out_path, 'wb') as out, open(self.err_path, 'wb') as err:
+            self.proc = subprocess.Popen(command(prog, db), stdout=out, stderr=err,
+                                         stdin=subprocess.DEVNULL, cwd=folder, env=env())
+        self.started = time.monotonic()
+        self.killed = False
+        _live.append(self)
+
+    def wait(self, timeout):
+        """True if the process ended within `timeout` seconds."""
+        try:
+            self.proc.wait(timeout=timeout)
+            return True
+        except subprocess.TimeoutExpired:
+            return False
+
+    def finish(self, what):
+        """Wait for the run to end by itself; a hung run is killed and fails
+        the test."""
+        if not self.wait(RUN_TIMEOUT):
+            self.kill()
+            raise AssertionError('%s did not end within %d s; output so far:\n%s%s'
+                                 % (what, RUN_TIMEOUT, self.out, self.err))
+
+    def opened(self, db, timeout=RUN_TIMEOUT):
+        """The moment this run was seen holding the database's lock (or
+        ended, or timed out)."""
+        lock = str(db) + '.lock'
+        want = str(self.proc.pid)
+        end = time.monotonic() + timeout
+        while time.monotonic() < end and self.proc.poll() is None:
+            try:
+                with open(lock) as f:
+                    if f.read().split() == [want]:
+                        break
+            except OSError:
+                pass
+            time.sleep(0.005)
+        return time.monotonic()
+
+    def kill(self):
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+        self.killed = True
+
+    @property
+    def out(self):
+        return self.out_path.read_text(encoding='utf-8', errors='replace')
+
+    @property
+    def err(self):
+        return self.err_path.read_text(encoding='utf-8', errors='replace')
+
+
+_live = []
+
+
+@pytest.fixture(autouse=True)
+def _no_leftover_processes():
+    """A failing test must not leave `ostinato` processes behind."""
+    yield
+    while _live:
+        r = _live.pop()
+        if r.proc.poll() is None:
+            r.proc.kill()
+            r.proc.wait()
+
+
+def db_state(db):
+    """(the run is complete, the module list `log` as the program prints it in
+    its summary line) as stored in the FileStorage `db`, opened read-only;
+    (False, None) if there is no such state yet.  Complete: the main task
+    ended and the run that ended it was not interrupted (a later start would
+    run the top level again)."""
+    from ZODB import DB
+    from ZODB.FileStorage import FileStorage
+
+    from ostinato.runtime.store import ROOT_KEY
+    from ostinato.vm.printing import to_str
+    if not os.path.exists(db) or os.path.getsize(db) == 0:
+        return False, None
+    storage = FileStorage(str(db), read_only=True)
+    zdb = DB(storage)
+    try:
+        conn = zdb.open()
+        world = conn.root().get(ROOT_KEY)
+        if world is None:
+            return False, None
+        main = world.main_task
+        done = bool(main is not None and main.done and not getattr(world, 'run_open', False))
+        log = None
+        if world.main_path:
+            name = os.path.splitext(os.path.basename(world.main_path))[0]
+            m = world.modules.get(name) or world.loading.get(name)
+            if m is not None and m.ns.get('log') is not None:
+                items = m.ns['log']
+                log = 'summary %d %s' % (len(items.items), to_str(items))
+        conn.close()
+        return done, log
+    finally:
+        zdb.close()
+
+
+def lines(text):
+    return text.splitlines()
+
+
+def expected_run(prog, tmp_path):
+    folder = tmp_path / ('clean-' + prog)
+    folder.mkdir()
+    r = Run(prog, folder / 'db.fs', folder, 0)
+    r.finish('%s: the uninterrupted run' % prog)
+    assert r.proc.returncode == 0, (r.out, r.err)
+    assert r.err == '', r.err
+    out = lines(r.out)
+    steps = [l for l in out if l.startswith('step ')]
+    assert len(steps) == len(set(steps)) >= 5, out
+    assert out[-1].startswith('summary '), out
+    return out
+
+
+def crash_runs(prog, folder, rng, deadline=None):
+    """Start the program again and again on one database, killing each run
+    at a random moment, until a run ends by itself.  After MAX_KILLS kills
+    or KILL_PHASE_SECONDS (or at `deadline`) the last run is left to finish.
+
+    A start spends ~0.4 s importing before it opens the database, so most
+    kills come 0.05-0.6 s after the run opened the database (its pid is in
+    the FileStorage lock file); one in four comes 0.05-0.6 s after the
+    process started, often during start-up or recovery."""
+    folder.mkdir()
+    db = folder / 'db.fs'
+    runs = []
+    deadline = min(deadline or float('inf'), time.monotonic() + KILL_PHASE_SECONDS)
+    while True:
+        kills = sum(r.killed for r in runs)
+        last = kills >= MAX_KILLS or time.monotonic() > deadline
+        from_start = rng.random() < 0.25
+        delay = rng.uniform(0.05, 0.6)
+        r = Run(prog, db, folder, len(runs))
+        runs.append(r)
+        if last:
+            r.finish('%s: the last run' % prog)
+            return runs, db
+        base = r.started if from_start else r.opened(db)
+        if r.wait(max(0.0, base + delay - time.monotonic())):
+            return runs, db          # it ended by itself
+        r.kill()
+        # Killed after the run had ended (and committed that): the program is
+        # complete, and another start would run its top level again.  (Killed
+        # after the main task ended but before the run did: another start
+        # resumes the remaining tasks, so the loop goes on.)
+        try:
+            done = db_state(db)[0]
+        except Exception:      # not readable yet; the next run will say more
+            done = False
+        if done:
+            return runs, db
+
+
+def describe(prog, cycle, runs):
+    parts = ['%s, seed %d, cycle %d: %d runs, %d kills' % (
+        prog, SEED, cycle, len(runs), sum(r.killed for r in runs))]
+    for i, r in enumerate(runs):
+        parts.append('--- run %d (%s, exit %s)\n%s%s' % (
+            i, 'killed' if r.killed else 'ended', r.proc.returncode, r.out,
+            ('stderr:\n' + r.err) if r.err else ''))
+    return '\n'.join(parts)
+
+
+def check_outputs(expected, outputs, kills):
+    """The runs' outputs, in order, are consecutive pieces of `expected` with
+    gaps only where one run stops and the next starts; returns the number of
+    missing lines (or raises AssertionError saying what is wrong)."""
+    pos = 0
+    missing = 0
+    for i, out in enumerate(outputs):
+        if not out:
+            continue
+        try:
+            start = expected.index(out[0], pos)
+        except ValueError:
+            raise AssertionError('run %d printed %r, which is not expected after line %d '
+                                 '(printed twice, out of order, or unknown)' % (i, out[0], pos))
+        missing += start - pos
+        got = expected[start:start + len(out)]
+        assert got == out, 'run %d: printed %r where %r was expected' % (i, out, got)
+        pos = start + len(out)
+    missing += len(expected) - pos
+    assert missing <= kills, '%d lines missing with only %d kills' % (missing, kills)
+    return missing
+
+
+@pytest.mark.parametrize('prog', PROGRAMS)
+def test_crash_and_resume(prog, tmp_path):
+    expected = expected_run(prog, tmp_path)
+    started = time.monotonic()
+    kills = progressed = cycle = 0
+    while kills < WANT_KILLS and time.monotonic() - started < CYCLES_SECONDS:
+        rng = random.Random('%d-%s-%d' % (SEED, prog, cycle))
+        runs, db = crash_runs(prog, tmp_path / ('crash-%s-%d' % (prog, cycle)), rng,
+                              deadline=started + CYCLES_SECONDS)
+        check_cycle(prog, cycle, expected, runs, db)
+        kills += sum(r.killed for r in runs)
+        progressed += sum(1 for r in runs if r.killed and r.out)
+        cycle += 1
+    # The test did test something: runs killed after they had made progress.
+    assert kills >= 10 and progressed >= 5, (kills, progressed)
+
+
+def check_cycle(prog, cycle, expected, runs, db):
+    info = describe(prog, cycle, runs)
+    kills = sum(r.killed for r in runs)
+    last = runs[-1]
+    outputs = [lines(r.out) for r in runs]
+    everything = [l for out in outputs for l in out]
+
+    # No run ended on its own with an error; no Python traceback anywhere.
+    for r in runs:
+        assert 'Traceback' not in r.err and 'internal error' not in r.err, info
+    if not last.killed:
+        assert last.proc.returncode == 0, info
+        assert last.err == '', info
+
+    # The database did every step exactly once.
+    done, log = db_state(db)
+    assert done, 'the run is not complete in the database\n' + info
+    summary = expected[-1]
+    assert log == summary, 'the database holds %r, want %r\n%s' % (log, summary, info)
+    printed = [l for l in everything if l.startswith('summary ')]
+    assert len(printed) <= 1, info
+    if printed:
+        assert printed[0] == summary, info
+
+    # Printing is at most once.
+    steps = [l for l in everything if l.startswith('step ')]
+    twice = sorted({l for l in steps if steps.count(l) > 1})
+    assert not twice, 'printed twice: %r\n%s' % (twice, info)
+
+    # Nothing else lost or out of order.
+    try:
+        check_outputs(expected, outputs, kills)
+    except AssertionError as e:
+        raise AssertionError('%s\n%s' % (e, info)) from None
+
+
+# ------------------------------------------------------------ timers and downtime
+
+DOWNTIME = '''\
+spawn:
+    sleep(2.5)
+    print("sentinel")
+print("start")
+sleep(1)
+print("woke")
+sleep(2)
+print("end")
+'''
+
+
+def _wait_for_line(run, text, timeout):
+    """Poll the run's output until a line `text` appears; the time it was seen."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if text in lines(run.out):
+            return time.monotonic()
+        if run.proc.poll() is not None:
+            break
+        time.sleep(0.01)
+    if text in lines(run.out):
+        return time.monotonic()
+    raise AssertionError('%r never printed; output %r, stderr %r' % (text, run.out, run.err))
+
+
+def test_timers_that_passed_during_downtime_fire_at_once(tmp_path):
+    """A task sleeping 1 s is killed after 0.3 s and restarted 1.5 s later:
+    its timer has passed, so it wakes at once on restart.  Checks without
+    tight wall-clock limits: the wake-up comes before a sentinel task's
+    sleep (due 2.5 s after the first start) ends, and the delay from the
+    restart to the wake-up is shorter than the program's next 2 s sleep."""
+    prog = tmp_path / 'downtime.ost'
+    prog.write_text(DOWNTIME)
+    db = tmp_path / 'db.fs'
+    first = Run(prog, db, tmp_path, 0)
+    _wait_for_line(first, 'start', RUN_TIMEOUT)
+    time.sleep(0.3)
+    assert first.proc.poll() is None, 'the program ended early: %r' % first.out
+    first.kill()
+    assert lines(first.out) == ['start'], first.out
+    time.sleep(1.5)
+
+    second = Run(prog, db, tmp_path, 1)
+    restarted = second.started
+    woke = _wait_for_line(second, 'woke', RUN_TIMEOUT)
+    second.finish('the restarted run')
+    ended = time.monotonic()
+    assert second.proc.returncode == 0 and second.err == '', second.err
+    assert lines(second.out) == ['woke', 'sentinel', 'end'], second.out
+    assert woke - restarted < ended - woke, (
+        'the wake-up took %.2f s after the restart, the 2 s sleep after it %.2f s'
+        % (woke - restarted, ended - woke))
+
+
+
+# ------------------------------------------------------------ a task that fails
+
+FAILING_TASK = '''\
+big = list(0..500000)
+sleep(0.05)
+def doomed():
+    print("doomed task printed this")
+    append(big, 1)
+    raise('boom')
+spawn doomed()
+sleep(0.3)
+print("main end")
+'''
+
+
+def test_failing_task_prints_at_most_once(tmp_path):
+    """A task prints a line, changes a big list (so its turn's commit takes a
+    moment) and fails.  The run is killed the instant the line appears; the
+    next run must not print the line, nor the error report, again."""
+    prog = tmp_path / 'failing.ost'
+    prog.write_text(FAILING_TASK)
+    for attempt in range(5):
+        folder = tmp_path / ('attempt%d' % attempt)
+        folder.mkdir()
+        db = folder / 'db.fs'
+        first = subprocess.Popen(command(prog, db), stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                                 text=True, cwd=folder, env=env())
+        try:
+            out1 = []
+            for line in first.stdout:
+                out1.append(line.rstrip('\n'))
+                if line.startswith('doomed'):
+                    first.send_signal(signal.SIGKILL)
+                    break
+        finally:
+            if first.poll() is None:
+                first.kill()
+            first.wait()
+        err1 = first.stderr.read()
+        first.stdout.close()
+        first.stderr.close()
+        second = subprocess.run(command(prog, db), capture_output=True, text=True,
+                                cwd=folder, env=env(), timeout=RUN_TIMEOUT)
+        out = out1 + lines(second.stdout)
+        reports = (err1 + second.stderr).count('error: boom')
+        assert out.count('doomed task printed this') == 1 and reports <= 1, (
+            'attempt %d: printed %r, stderr %r then %r' % (attempt, out, err1, second.stderr))
