@@ -177,8 +177,9 @@ class Repl:
             except ImportError:
                 pass
             else:
+                from .highlight import prompt_lexer
                 hist = os.path.join(os.path.expanduser('~'), '.ostinato_history')
-                session = PromptSession(history=FileHistory(hist))
+                session = PromptSession(history=FileHistory(hist), lexer=prompt_lexer())
                 return lambda prompt: session.prompt(prompt)
             try:
                 import readline  # noqa: F401 -- line editing and history for input()
