@@ -25,6 +25,8 @@ corpus: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/compute.py
+	$(BIN)/python bench/durable.py
+	$(BIN)/python bench/llm.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

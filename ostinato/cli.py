@@ -54,14 +54,14 @@ def _llm_options(f):
     return f
 
 
-def _llm_service(llm, model, parallel, worker):
+def _llm_service(llm, model, parallel, worker, spinner=False):
     """The LLM worker; the backend is chosen when the first request comes."""
     from .effects.llm_queue import LLMService
 
     def make_client():
         from .effects.llm import LLMClient, LLMConfig
         return LLMClient(LLMConfig.from_env(backend=llm, model=model))
-    return LLMService(make_client, parallel, worker=worker)
+    return LLMService(make_client, parallel, worker=worker, spinner=spinner)
 
 
 @main.command()
@@ -82,7 +82,9 @@ def run(file, db, memory, llm, model, llm_parallel):
     except StoreError as e:
         click.echo('ostinato: %s' % e, err=True)
         sys.exit(2)
-    service = _llm_service(llm, model, llm_parallel, 'run')
+    # A spinner while the model thinks, only for a person at a terminal.
+    service = _llm_service(llm, model, llm_parallel, 'run',
+                           spinner=sys.stdout.isatty() and sys.stderr.isatty())
     try:
         status = run_file(file, sys.stdout, sys.stderr, store=store, services=[service])
     except KeyboardInterrupt:

@@ -111,7 +111,7 @@ class LLMService:
 
     BACKOFF_MAX = 30.0
 
-    def __init__(self, make_client, parallel=1, err=None, worker='run'):
+    def __init__(self, make_client, parallel=1, err=None, worker='run', spinner=False):
         self.make_client = make_client     # () -> an object with .complete(request)
         self.client = None
         self.client_lock = threading.Lock()
@@ -125,6 +125,9 @@ class LLMService:
         self.down = False                  # logged that the model is unreachable
         self.err = err or sys.stderr
         self.worker = worker
+        self.spinner = spinner             # show one on the terminal while we wait
+        self.spin = 0
+        self.spin_since = None
 
     # ------------------------------------------------------------ the service protocol
     def accepts(self, kind):
@@ -144,8 +147,28 @@ class LLMService:
         return bool(st is not None and st.pending)
 
     def wait(self, timeout):
+        if self.spinner:
+            self.draw_spinner()
         self.event.wait(timeout)
         self.event.clear()
+
+    SPIN = '|/-\\'
+
+    def draw_spinner(self):
+        """One line on the terminal: which model is asked and for how long."""
+        now = time.time()
+        if self.spin_since is None:
+            self.spin_since = now
+        self.spin += 1
+        self.err.write('\r%s waiting for the model... %.1f s\x1b[K'
+                       % (self.SPIN[self.spin % 4], now - self.spin_since))
+        self.err.flush()
+
+    def clear_spinner(self):
+        if self.spin_since is not None:
+            self.err.write('\r\x1b[K')
+            self.err.flush()
+            self.spin_since = None
 
     def poll(self, sched):
         while True:
@@ -153,6 +176,7 @@ class LLMService:
                 seq, outcome = self.results.get_nowait()
             except queue.Empty:
                 break
+            self.clear_spinner()
             self.inflight.discard(seq)
             sched.transact(lambda: self.apply(sched, seq, outcome))
         self.dispatch(sched)
@@ -232,6 +256,7 @@ class LLMService:
             sched.make_ready(task)
 
     def close(self):
+        self.clear_spinner()
         self.pool.shutdown(wait=False, cancel_futures=True)
 
 

@@ -34,19 +34,22 @@ def stdlib_dir():
     return None
 
 
-_compiled = {}   # (source hash, path) -> Code: one compilation per source text
-
-
-def compile_source(source, path, module_name):
-    """Parse and compile a module source; OstSyntaxError on errors."""
+def compile_source(source, path, module_name, world):
+    """Parse and compile a module source, once per source text: the Code is
+    kept in the world (the database), keyed by the text's hash, the file and
+    the module name.  Raises OstSyntaxError."""
     import hashlib
-    key = (hashlib.sha256(source.encode('utf-8')).hexdigest(), path, module_name)
-    code = _compiled.get(key)
+    from BTrees.OOBTree import OOBTree
+    key = (hashlib.sha256(source.encode('utf-8')).hexdigest(), path or '', module_name)
+    cache = getattr(world, 'compiled', None)
+    if cache is None:
+        cache = world.compiled = OOBTree()
+    code = cache.get(key)
     if code is None:
         fname = os.path.basename(path)
         tree = parse(source, fname)
         code = compile_module(tree, source, fname, module_name)
-        _compiled[key] = code
+        cache[key] = code
     return code
 
 
@@ -177,7 +180,7 @@ class Scheduler(Host):
         OstSyntaxError."""
         if source is None:
             source = read_source(path)
-        code = compile_source(source, path, name)
+        code = compile_source(source, path, name, self.world)
         m = OModule(name, path)
         m.source = source
         m.code = code
@@ -274,7 +277,7 @@ class Scheduler(Host):
         """Recompile `m` from `source` and return a new task that re-runs its top
         level in the same namespace (DESIGN.md §5); not yet queued.  Raises
         OstSyntaxError, leaving the module as it was."""
-        code = compile_source(source, m.path, m.name)
+        code = compile_source(source, m.path, m.name, self.world)
         m.source = source
         m.code = code
         m.summary = code.summary

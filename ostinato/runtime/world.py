@@ -47,6 +47,7 @@ class World(Persistent):
     def __init__(self):
         self.schema = SCHEMA_VERSION
         self.modules = OOBTree()   # name -> OModule
+        self.compiled = OOBTree()  # (source hash, path, module name) -> Code
         self.loading = OOBTree()   # name -> OModule whose top level has not settled
         self.tasks = IOBTree()     # id -> Task (live ones)
         self.ready = deque()       # FIFO of Tasks
