@@ -111,3 +111,26 @@ def test_two_workers_share_the_tasks(tmp_path):
     lines = [ln for out, _ in outs for ln in out.splitlines()]
     assert sorted(lines) == sorted('job %d step %d' % (n, s) for n in range(12) for s in range(4))
     assert all(out for out, _ in outs), 'one worker did nothing: %r' % [e for _, e in outs]
+
+
+def test_serve_upgrades_a_module_whose_file_changes(tmp_path):
+    """serve notices an edited module file; the waiting loop's next step calls
+    the new code, without a restart."""
+    shutil.copy(HERE / 'serve' / 'watched.ost', tmp_path)
+    r = ost('run', '--db', 'x.fs', 'watched.ost', cwd=tmp_path)
+    assert r.stdout == 'v1 0\n', r.stderr
+    serve = subprocess.Popen([BIN, 'serve', '--db', 'x.fs'], cwd=tmp_path, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert wait_for((tmp_path / 'x.fs.sock').exists)
+        ost('repl', '--db', 'x.fs', cwd=tmp_path, input='import watched\nwatched.box.n = 1\n')
+        src = (tmp_path / 'watched.ost').read_text().replace("'v1'", "'v2'")
+        (tmp_path / 'watched.ost').write_text(src)
+        # `db info` only looks (an import would upgrade the module itself).
+        assert wait_for(lambda: 'unchanged' in ost('db', 'info', '--db', 'x.fs', cwd=tmp_path)
+                        .stdout.split('watched.ost')[-1].split('\n')[0], timeout=30)
+        ost('repl', '--db', 'x.fs', cwd=tmp_path, input='import watched\nwatched.box.n = 2\n')
+        time.sleep(1.0)
+    finally:
+        out, err = stop(serve)
+    assert out == 'v1 1\nv2 2\n', err
