@@ -166,6 +166,22 @@ def repl(db, memory):
         store.close()
 
 
+def _existing_address(db):
+    """Where to reach the database `db` that must exist already: the socket of
+    a running `serve`, else the file.  Exits 2 when there is neither."""
+    from .runtime.serve import live_socket
+    if db.startswith('zeo:'):
+        return db
+    sock = live_socket(db)
+    if sock is not None:
+        return 'zeo:' + sock
+    if not os.path.exists(db):
+        click.echo('ostinato: no database at %s (give --db PATH or set OSTINATO_DB)' % db,
+                   err=True)
+        sys.exit(2)
+    return db
+
+
 def _open_for_reading(db, memory):
     """The database for `tasks` and `db info`: through the socket of a running
     `serve` when there is one, else the file itself, read-only (so it can be
@@ -174,19 +190,7 @@ def _open_for_reading(db, memory):
     from .runtime.store import Store, StoreError, open_storage
     if memory:
         return Store(memory=True)
-    address = db
-    if not db.startswith('zeo:'):
-        try:
-            from .runtime.serve import live_socket
-            sock = live_socket(db)
-        except ImportError:
-            sock = None
-        if sock is not None:
-            address = 'zeo:' + sock
-        elif not os.path.exists(db):
-            click.echo('ostinato: no database at %s (give --db PATH or set OSTINATO_DB)' % db,
-                       err=True)
-            sys.exit(2)
+    address = _existing_address(db)
     storage = None
     try:
         storage = open_storage(address, read_only=True)
@@ -278,18 +282,7 @@ def db_pack(days, db, memory):
     """Prune ended tasks, then drop old revisions and unreachable objects."""
     from .runtime import inspect
     from .runtime.store import Store, StoreError
-    address = db
-    if not memory and not db.startswith('zeo:'):
-        if not os.path.exists(db):
-            click.echo('ostinato: no database at %s' % db, err=True)
-            sys.exit(2)
-        try:
-            from .runtime.serve import live_socket
-            sock = live_socket(db)
-        except ImportError:
-            sock = None
-        if sock is not None:
-            address = 'zeo:' + sock
+    address = db if memory else _existing_address(db)
     try:
         store = Store(address, memory=memory)
     except StoreError as e:

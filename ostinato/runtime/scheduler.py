@@ -201,13 +201,8 @@ class Scheduler(Host):
             try:
                 t = self.upgrade(m, source)
             except OstSyntaxError as e:
-                raise OstError('%s:%d:%d: syntax error: %s' % (e.filename, e.line, e.col, e.message))
-            t.importer = task
-            task.state = 'waiting'
-            task.waiting = ('import', name)
-            w.ready.appendleft(t)
-            w._p_changed = True
-            return None
+                raise _syntax_error_at_import(e) from None
+            return self._wait_for_module(task, t, name)
         m = w.loading.get(name)
         if m is not None:            # a circular import gets the module as it is so far
             return m
@@ -221,15 +216,19 @@ class Scheduler(Host):
             m, t = self.load_module(name, path)
             m.stamp = _stamp(path)
         except OstSyntaxError as e:
-            raise OstError('%s:%d:%d: syntax error: %s' % (e.filename, e.line, e.col, e.message))
+            raise _syntax_error_at_import(e) from None
         except OSError as e:
             raise OstError("cannot read module '%s': %s" % (name, e.strerror))
         w.loading[name] = m
-        t.importer = task
-        task.state = 'waiting'
-        task.waiting = ('import', name)
-        w.ready.appendleft(t)
-        w._p_changed = True
+        return self._wait_for_module(task, t, name)
+
+    def _wait_for_module(self, importer, t, name):
+        """The importer waits while the module's top-level task `t` runs first."""
+        t.importer = importer
+        importer.state = 'waiting'
+        importer.waiting = ('import', name)
+        self.world.ready.appendleft(t)
+        self.world._p_changed = True
         return None
 
     def _module_settled(self, t, status):
@@ -644,6 +643,12 @@ def format_report(task):
     for tb in task.traceback or ():
         lines.append('  at ' + tb)
     return '\n'.join(lines) + '\n'
+
+
+def _syntax_error_at_import(e):
+    """A syntax error in an imported module is a runtime error at the import
+    (LANGUAGE.md §14)."""
+    return OstError('%s:%d:%d: syntax error: %s' % (e.filename, e.line, e.col, e.message))
 
 
 def _drop_watch(watch):

@@ -376,13 +376,7 @@ def get_field(x, name):
     if t is OMap:
         return x.d.get(name)
     if t is OObject:
-        v = x.vals.get(name)
-        if v is not None:
-            return v
-        f = x.type.lookup(name)
-        if f is None:
-            raise OstError("%s has no field '%s'" % (x.type.name, name))
-        return f[1]
+        return x.get(name)
     if t is OModule:
         if name == 'name' or name == '__name__':
             return x.name
