@@ -125,7 +125,11 @@ def serve(file, db, worker, llm, model, llm_parallel):
     except StoreError as e:
         click.echo('ostinato: %s' % e, err=True)
         sys.exit(2)
-    signal.signal(signal.SIGTERM, lambda *a: server.stop())
+    def terminate(signum, frame):
+        # Like Ctrl-C: the turn in progress is not committed, so stopping
+        # anywhere leaves the database consistent.
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, terminate)
     try:
         if file:
             try:
@@ -136,6 +140,8 @@ def serve(file, db, worker, llm, model, llm_parallel):
             server.store.commit()
         if server.zeo is not None:
             click.echo('ostinato: serving %s on %s' % (db, server.zeo.path), err=True)
+        else:
+            click.echo('ostinato: worker %s serving %s' % (worker, db), err=True)
         server.serve()
     except KeyboardInterrupt:
         pass

@@ -93,7 +93,10 @@ def test_two_workers_share_the_tasks(tmp_path):
             workers.append(subprocess.Popen([BIN, 'serve', '--db', db, '--worker', name],
                                             cwd=tmp_path, text=True, stdout=subprocess.PIPE,
                                             stderr=subprocess.PIPE))
-        time.sleep(1.0)
+        # Both workers must be up before the work starts, or the first one
+        # may well do all of it.
+        for w in workers:
+            assert 'serving' in w.stderr.readline()
         r = ost('repl', '--db', db, cwd=tmp_path, input='import workers\nworkers.flag.go = true\n')
         assert r.returncode == 0, r.stderr
         check = 'import workers\nprint(length(workers.log))\n'

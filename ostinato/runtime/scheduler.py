@@ -62,6 +62,7 @@ def read_source(path):
 class Scheduler(Host):
     SLICE_SECONDS = 0.3      # a long computation is checkpointed this often
     TICKS = 20000            # instructions between clock checks
+    IDLE_SECONDS = 0.05      # serve: how often an idle worker looks at the database
 
     def __init__(self, world=None, out=None, err=None, ticks=None):
         self.world = world if world is not None else World()
@@ -377,7 +378,9 @@ class Scheduler(Host):
             delay = None if nxt is None else max(0.0, nxt - time.time())
             busy = [s for s in self.services if s.busy(self)]
             if forever:
-                self.idle(0.2 if delay is None else min(delay, 0.2), busy)
+                # Look again soon: another worker may queue work at any moment.
+                self.idle(self.IDLE_SECONDS if delay is None else min(delay, self.IDLE_SECONDS),
+                          busy)
             elif busy:
                 busy[0].wait(0.5 if delay is None else min(delay, 0.5))
             elif delay is not None:

@@ -104,7 +104,6 @@ class Server:
         self.watch_seconds = watch_seconds
         self.last_watch = 0.0
         self.services = list(services)
-        self.stopping = False
         self.sched = self._scheduler()
 
     def _scheduler(self):
@@ -120,8 +119,6 @@ class Server:
         return sched
 
     def _idle(self, sched, seconds):
-        if self.stopping:
-            raise _Stop()
         # A new transaction shows what other clients committed meanwhile.
         self.store.abort()
         now = time.time()
@@ -138,20 +135,15 @@ class Server:
         self.store.abort()
 
     def serve(self):
-        """Run every task until stopped (KeyboardInterrupt or stop())."""
+        """Run every task until interrupted (KeyboardInterrupt; the CLI turns
+        SIGTERM into one)."""
         sched = self.sched
 
         def prepare():
             sched.recover()
             sched.upgrade_all()
         self.store.transact(prepare)
-        try:
-            sched.run(forever=True)
-        except _Stop:
-            pass
-
-    def stop(self):
-        self.stopping = True
+        sched.run(forever=True)
 
     def close(self):
         for s in self.services:
@@ -161,7 +153,3 @@ class Server:
         finally:
             if self.zeo is not None:
                 self.zeo.close()
-
-
-class _Stop(Exception):
-    pass
