@@ -9,8 +9,10 @@ it.
 """
 from persistent import Persistent
 
-# Opcodes.  Ints so the interpreter loop compares cheaply; the most frequent
-# ones get the smallest numbers because the loop tests them first.
+# Opcodes.  Ints so the interpreter loop compares cheaply.  New opcodes go at
+# the end, so that stored code keeps its meaning; the loop tests them in an
+# order of its own.  RETURN_LOCAL and RETURN_CONST are made by
+# compiler.peephole.
 OPNAMES = """
 LOAD_LOCAL STORE_LOCAL CONST LOAD_GLOBAL STORE_GLOBAL JUMP_IF_FALSE JUMP
 CALL RETURN ADD SUB LT LE GT GE EQ NE MUL POP FOR_ITER LOAD_OUTER
@@ -22,6 +24,7 @@ JUMP_UNWIND MAKE_FUNCTION DEF_GLOBAL CURRY SETUP_TRY POP_TRY LOAD_SPECIAL
 TYPE IMPORT FROM_IMPORT SPAWN WATCH_BEGIN WATCH_END_BANG WATCH_END_UNTIL
 WATCH_END_WHILE REACTIVE_INIT REACTIVE_NEXT RETURN_TASK CHECK_BOOL
 LOAD_GLOBAL_NS LOAD_NAME_NS
+RETURN_LOCAL RETURN_CONST
 """.split()
 
 for _i, _n in enumerate(OPNAMES):

@@ -14,6 +14,7 @@ from ..syntax import ast as A
 from ..syntax.errors import OstSyntaxError
 from .code import *  # noqa: F401,F403 -- opcodes
 from .code import Code
+from .peephole import fuse
 
 SPECIAL = {'__goal__': 'goal', '__caller__': 'caller', '__parent__': 'parent'}
 
@@ -203,7 +204,7 @@ class FunctionCompiler:
                 ins[1] = a.pc
             elif isinstance(a, tuple):
                 ins[1] = tuple(x.pc if isinstance(x, Label) else x for x in a)
-        instrs = [tuple(i) for i in self.instrs]
+        instrs = fuse([tuple(i) for i in self.instrs])
         return Code(self.name, self.kind, self.comp.filename, self.node.line, self.node.col,
                     instrs, self.positions, params, varnames, summary, details,
                     self.qualname, self.comp.source_hash)

@@ -28,8 +28,10 @@ def run_file(path, out=None, err=None, store=None, store_every=None, commit_ever
     services: effects (the LLM worker, chat channels) the scheduler polls.
     Test modes of the stop-anywhere property:
     store_every=N  pickle and reload every persistent object after every N
-                   instructions (everything must be storable);
-    commit_every=N commit to the store after every N instructions and drop
+                   steps -- the points where the loop can stop: a block of
+                   simple instructions, a jump, a call (everything must be
+                   storable);
+    commit_every=N commit to the store after every N steps and drop
                    the connection's object cache (every change must be marked
                    and committed, or it is lost)."""
     out = out if out is not None else sys.stdout

@@ -61,7 +61,7 @@ def read_source(path):
 
 class Scheduler(Host):
     SLICE_SECONDS = 0.3      # a long computation is checkpointed this often
-    TICKS = 20000            # instructions between clock checks
+    TICKS = 20000            # steps (blocks, jumps, calls) between clock checks
     IDLE_SECONDS = 0.05      # serve: how often an idle worker looks at the database
 
     def __init__(self, world=None, out=None, err=None, ticks=None):

@@ -3,13 +3,16 @@
 One loop runs the top frame of one task.  A call pushes a frame and a return
 pops it: the loop never recurses in Python for an Ostinato call, so a task can
 stop after any instruction with its whole state in its frames (code, pc,
-value stack, locals, try handlers) -- plain data that pickles.
+value stack, locals, try handlers) -- plain data that pickles.  Runs of
+straight-line instructions are executed as blocks (see `blocks`), which leave
+the frame exactly as the plain instructions would.
 
 The loop returns to its caller (the scheduler, in `runtime/`) when the task
 ends, fails, suspends (a built-in asked for something from outside: time, a
-module load, a queue item, a change), or has used up its slice of
-instructions.  Everything the VM needs from the outside world goes through
-`self.host` (see `Host` below); the VM itself never touches a database.
+module load, a queue item, a change), or has used up its slice of steps
+(calls, jumps, loop steps, blocks).  Everything the VM needs from the
+outside world goes through `self.host` (see `Host` below); the VM itself
+never touches a database.
 """
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ from .values import (BUILTINS, Builtin, Curried, Frame, Function, OList, OMap, O
 from . import values as V
 from . import builtins as _builtins  # noqa: F401 -- registers the built-ins
 from .taskbuiltins import Suspend
+from .blocks import RUN_BLOCK, call_layout, runnable
 
 WATCH = 'watch'      # marker in Frame.handlers for an active watched evaluation
 _MISSING = object()
@@ -210,8 +214,10 @@ class VM:
 
     # -------------------------------------------------------------- running
     def run(self, task, ticks=1 << 62):
-        """Run `task` for at most `ticks` instructions.  Returns 'done',
-        'failed', 'yield' (slice used up) or ('suspend', request).
+        """Run `task` for at most `ticks` steps (a step is a call, a jump, a
+        loop step or a block of straight-line code: every repetition makes
+        one).  Returns 'done', 'failed', 'yield' (slice used up) or
+        ('suspend', request).
         A pending `task.resume` (('value', v) or ('error', e, where)) is applied
         first."""
         self.task = task
@@ -277,126 +283,96 @@ class VM:
             raise _Unwound()
         raise _TaskOver(r)
 
+    def _pause(self, task, frame, pc):
+        """Stop before the instruction at `pc`: the slice is used up."""
+        frame.pc = pc
+        frame._p_changed = True
+        task.frame = frame
+        return 'yield'
+
     def _loop(self, task, frame, ticks):
         host = self.host
         waiters = host.waiters
         reads = task.reads
-        code = frame.code
-        instrs = code.instrs
+        instrs = runnable(frame.code)
         stack = frame.stack
         locs = frame.locals
         pc = frame.pc
         module = frame.module
         ns = module.ns if module is not None else None
-        push = stack.append
-        pop = stack.pop
         builtins_get = BUILTINS.get
+        # For each frame this run made with a fast call and that is still
+        # running: (that frame, the loop state of its caller), to resume the
+        # caller on return without reading its state back.
+        callers = []
         try:
             while True:
                 op, arg = instrs[pc]
                 pc += 1
-                ticks -= 1
-                if ticks < 0:
-                    pc -= 1
-                    frame.pc = pc
-                    frame._p_changed = True
-                    task.frame = frame
-                    return 'yield'
-                if op == LOAD_LOCAL:
-                    push(locs[arg])
-                elif op == STORE_LOCAL:
-                    locs[arg] = pop()
-                elif op == CONST:
-                    push(arg)
-                elif op == LOAD_GLOBAL:
-                    v = ns.get(arg)
-                    if reads is not None:
-                        reads[id(module)] = module
-                    if v is None:
-                        v = builtins_get(arg)
-                        if v is None and arg == 'Error':
-                            v = V.ERROR_TYPE
-                    push(v)
-                elif op == STORE_GLOBAL:
-                    v = pop()
-                    if v is None:
-                        ns.pop(arg, None)
-                    else:
-                        ns[arg] = v
-                    module._p_changed = True
-                    if waiters:
-                        host.changed(module)
-                elif op == JUMP_IF_FALSE:
-                    v = pop()
-                    if v is False:
-                        pc = arg
-                    elif v is not True:
-                        ops.condition(v)
-                elif op == JUMP:
-                    pc = arg
-                elif op == ADD:
-                    b = pop()
-                    a = stack[-1]
-                    if type(a) is int and type(b) is int:
-                        stack[-1] = a + b
-                    else:
-                        stack[-1] = ops.binop('+', a, b)
-                elif op == SUB:
-                    b = pop()
-                    a = stack[-1]
-                    if type(a) is int and type(b) is int:
-                        stack[-1] = a - b
-                    else:
-                        stack[-1] = ops.binop('-', a, b)
-                elif op == LT:
-                    b = pop()
-                    a = stack[-1]
-                    if type(a) is int and type(b) is int:
-                        stack[-1] = a < b
-                    else:
-                        stack[-1] = ops.compare('<', a, b)
-                elif op == CALL:
+                # The slice is counted by blocks, jumps, calls and loop steps only
+                # (every repetition passes one of them).
+                if op == RUN_BLOCK:
+                    ticks -= 1
+                    if ticks < 0:
+                        return self._pause(task, frame, pc - 1)
+                    nxt = arg(stack, locs, ns, module, reads, waiters, host)
+                    if nxt is not None:
+                        pc = nxt
+                        continue
+                    # Its first instruction goes the general way: run that here.
+                    op, arg = frame.code.instrs[pc - 1]
+                if op == CALL:
+                    ticks -= 1
+                    if ticks < 0:
+                        return self._pause(task, frame, pc - 1)
                     nargs, kwnames, callee_name = arg
-                    nkw = len(kwnames)
-                    total = nargs + nkw
-                    if total:
+                    if kwnames:
+                        total = nargs + len(kwnames)
                         argv = stack[-total:]
                         del stack[-total:]
+                    elif nargs == 1:
+                        argv = [stack.pop()]
+                    elif nargs:
+                        argv = stack[-nargs:]
+                        del stack[-nargs:]
                     else:
                         argv = []
-                    f = pop()
+                    f = stack.pop()
                     tf = type(f)
-                    if tf is Function and not nkw:
+                    if tf is Function and not kwnames:
                         fcode = f.code
-                        if nargs > fcode.nparams:
+                        try:
+                            finstrs, nparams, nlocals = fcode._v_call
+                        except AttributeError:
+                            finstrs, nparams, nlocals = call_layout(fcode)
+                        if nargs > nparams:
                             self.bind(f, argv, {}, frame, callee_name)  # raises the error
-                        if nargs < fcode.nlocals:
-                            argv.extend([None] * (fcode.nlocals - nargs))
-                        fr = Frame.__new__(Frame)
-                        fr.code = fcode
-                        fr.goal = f
-                        fr.module = f.module
-                        fr.parent = f.parent
-                        fr.caller = frame
-                        fr.pc = 0
-                        fr.stack = []
-                        fr.locals = argv
-                        fr.handlers = []
+                        if nargs < nlocals:
+                            argv.extend([None] * (nlocals - nargs))
+                        # Setting pc also marks a stored caller changed.
                         frame.pc = pc
-                        frame._p_changed = True
+                        fr = Frame.__new__(Frame)
+                        callers.append((fr, frame, instrs, stack, locs, pc, module, ns))
+                        # The new frame is in no database yet: its attributes go
+                        # straight into its dict, past Persistent's change tracking.
+                        d = fr.__dict__
+                        d['code'] = fcode
+                        d['goal'] = f
+                        d['module'] = fmodule = f.module
+                        d['parent'] = f.parent
+                        d['caller'] = frame
+                        d['pc'] = 0
+                        d['stack'] = stack = []
+                        d['locals'] = locs = argv
+                        d['handlers'] = []
                         frame = fr
-                        code = fcode
-                        instrs = code.instrs
-                        stack = fr.stack
-                        push = stack.append
-                        pop = stack.pop
-                        locs = argv
+                        instrs = finstrs
                         pc = 0
-                        if module is not f.module:
-                            module = f.module
+                        if module is not fmodule:
+                            module = fmodule
                             ns = module.ns
                         continue
-                    if nkw:
+                    if kwnames:
                         kwargs = dict(zip(kwnames, argv[nargs:]))
                         del argv[nargs:]
                     else:
@@ -419,11 +395,8 @@ class VM:
                         frame.pc = pc
                         frame._p_changed = True
                         frame = fr
-                        code = f.code
-                        instrs = code.instrs
+                        instrs = runnable(f.code)
                         stack = fr.stack
-                        push = stack.append
-                        pop = stack.pop
                         locs = fr.locals
                         pc = 0
                         if module is not f.module:
@@ -431,20 +404,36 @@ class VM:
                             ns = module.ns
                         continue
                     if tf is Builtin:
-                        frame.pc = pc
-                        task.frame = frame
                         if reads is not None:
                             for a in argv:
                                 if isinstance(a, _TRACKED):
                                     reads[id(a)] = a
-                        v = self.call_builtin(f, argv, kwargs)
+                        if f.ctx:
+                            # It gets the VM: it may look at the task or suspend it.
+                            frame.pc = pc
+                            task.frame = frame
+                            v = self.call_builtin(f, argv, kwargs)
+                        elif not kwargs and len(argv) == len(f.params):
+                            v = f.fn(*argv)
+                        else:
+                            v = self.call_builtin(f, argv, kwargs)
                         if waiters and f.name in _MUTATORS and argv:
                             host.changed(argv[0])
-                        push(v)
+                        stack.append(v)
                     else:
-                        push(self.call_other(f, tf, argv, kwargs, callee_name, reads))
-                elif op == RETURN:
-                    v = pop()
+                        stack.append(self.call_other(f, tf, argv, kwargs, callee_name, reads))
+                elif op == RETURN or op == RETURN_LOCAL or op == RETURN_CONST:
+                    if op == RETURN:
+                        v = stack.pop()
+                    else:
+                        v = locs[arg] if op == RETURN_LOCAL else arg
+                        pc += 1
+                    if callers and callers[-1][0] is frame:
+                        # A frame made in this run is in no database yet: nothing
+                        # to mark changed.
+                        _, frame, instrs, stack, locs, pc, module, ns = callers.pop()
+                        stack.append(v)
+                        continue
                     caller = frame.caller
                     frame._p_changed = True
                     if caller is None:
@@ -453,54 +442,57 @@ class VM:
                         self.finish_task(task, v)
                         return 'done'
                     frame = caller
-                    code = frame.code
-                    instrs = code.instrs
+                    instrs = runnable(frame.code)
                     stack = frame.stack
-                    push = stack.append
-                    pop = stack.pop
                     locs = frame.locals
                     pc = frame.pc
                     if frame.module is not module:
                         module = frame.module
                         ns = module.ns if module is not None else None
-                    push(v)
-                elif op == LE:
-                    b = pop()
+                    stack.append(v)
+                elif op == LOAD_LOCAL:
+                    stack.append(locs[arg])
+                elif op == CONST:
+                    stack.append(arg)
+                elif op == LOAD_GLOBAL:
+                    v = ns.get(arg)
+                    if reads is not None:
+                        reads[id(module)] = module
+                    if v is None:
+                        v = builtins_get(arg)
+                        if v is None and arg == 'Error':
+                            v = V.ERROR_TYPE
+                    stack.append(v)
+                elif op == ADD:
+                    b = stack.pop()
                     a = stack[-1]
                     if type(a) is int and type(b) is int:
-                        stack[-1] = a <= b
+                        stack[-1] = a + b
                     else:
-                        stack[-1] = ops.compare('<=', a, b)
-                elif op == GT:
-                    b = pop()
-                    a = stack[-1]
-                    if type(a) is int and type(b) is int:
-                        stack[-1] = a > b
-                    else:
-                        stack[-1] = ops.compare('>', a, b)
-                elif op == GE:
-                    b = pop()
-                    a = stack[-1]
-                    if type(a) is int and type(b) is int:
-                        stack[-1] = a >= b
-                    else:
-                        stack[-1] = ops.compare('>=', a, b)
-                elif op == EQ:
-                    b = pop()
-                    stack[-1] = ops.equal(stack[-1], b)
-                elif op == NE:
-                    b = pop()
-                    stack[-1] = not ops.equal(stack[-1], b)
-                elif op == MUL:
-                    b = pop()
-                    a = stack[-1]
-                    if type(a) is int and type(b) is int:
-                        stack[-1] = a * b
-                    else:
-                        stack[-1] = ops.binop('*', a, b)
+                        stack[-1] = ops.binop('+', a, b)
+                elif op == STORE_LOCAL:
+                    locs[arg] = stack.pop()
                 elif op == POP:
-                    pop()
+                    stack.pop()
+                elif op == JUMP:
+                    ticks -= 1
+                    if ticks < 0:
+                        return self._pause(task, frame, pc - 1)
+                    pc = arg
+                elif op == FIELD:
+                    obj = stack[-1]
+                    if type(obj) is OMap:
+                        if reads is not None:
+                            reads[id(obj)] = obj
+                        stack[-1] = obj.d.get(arg)
+                    else:
+                        if reads is not None and isinstance(obj, _TRACKED):
+                            reads[id(obj)] = obj
+                        stack[-1] = ops.get_field(obj, arg)
                 elif op == FOR_ITER:
+                    ticks -= 1
+                    if ticks < 0:
+                        return self._pause(task, frame, pc - 1)
                     exit_pc, n, spec = arg
                     if n == 1:
                         it = stack[-1]
@@ -508,25 +500,25 @@ class VM:
                         if t is SpanIter:
                             v = it.cur
                             if it.stop is not None and v >= it.stop:
-                                pop()
+                                stack.pop()
                                 pc = exit_pc
                                 continue
                             it.cur = v + 1
                             if spec[0]:
-                                push(it.pos)
+                                stack.append(it.pos)
                             it.pos += 1
-                            push(v)
+                            stack.append(v)
                             continue
                         if t is SeqIter:
                             i = it.pos
                             if i >= len(it.vals):
-                                pop()
+                                stack.pop()
                                 pc = exit_pc
                                 continue
                             it.pos = i + 1
                             if spec[0]:
-                                push(it.keys[i] if it.keys is not None else i)
-                            push(it.vals[i])
+                                stack.append(it.keys[i] if it.keys is not None else i)
+                            stack.append(it.vals[i])
                             continue
                         if t is QueueIter:
                             q = it.q
@@ -535,7 +527,7 @@ class VM:
                                 q._p_changed = True
                                 if waiters:
                                     host.changed(q)
-                                push(v)
+                                stack.append(v)
                                 continue
                             frame.pc = pc
                             task.frame = frame
@@ -553,11 +545,8 @@ class VM:
                             r = self.reactive_step(task, frame, it)
                             if r is None:
                                 frame = task.frame
-                                code = frame.code
-                                instrs = code.instrs
+                                instrs = runnable(frame.code)
                                 stack = frame.stack
-                                push = stack.append
-                                pop = stack.pop
                                 locs = frame.locals
                                 pc = frame.pc
                                 if frame.module is not module:
@@ -583,27 +572,80 @@ class VM:
                     else:
                         for (i, v), with_index in zip(got, spec):
                             if with_index:
-                                push(i)
-                            push(v)
+                                stack.append(i)
+                            stack.append(v)
+                elif op == JUMP_IF_FALSE:
+                    v = stack.pop()
+                    if v is False:
+                        pc = arg
+                    elif v is not True:
+                        ops.condition(v)
+                elif op == STORE_GLOBAL:
+                    v = stack.pop()
+                    if v is None:
+                        ns.pop(arg, None)
+                    else:
+                        ns[arg] = v
+                    module._p_changed = True
+                    if waiters:
+                        host.changed(module)
+                elif op == SUB:
+                    b = stack.pop()
+                    a = stack[-1]
+                    if type(a) is int and type(b) is int:
+                        stack[-1] = a - b
+                    else:
+                        stack[-1] = ops.binop('-', a, b)
+                elif op == LT:
+                    b = stack.pop()
+                    a = stack[-1]
+                    if type(a) is int and type(b) is int:
+                        stack[-1] = a < b
+                    else:
+                        stack[-1] = ops.compare('<', a, b)
+                elif op == LE:
+                    b = stack.pop()
+                    a = stack[-1]
+                    if type(a) is int and type(b) is int:
+                        stack[-1] = a <= b
+                    else:
+                        stack[-1] = ops.compare('<=', a, b)
+                elif op == GT:
+                    b = stack.pop()
+                    a = stack[-1]
+                    if type(a) is int and type(b) is int:
+                        stack[-1] = a > b
+                    else:
+                        stack[-1] = ops.compare('>', a, b)
+                elif op == GE:
+                    b = stack.pop()
+                    a = stack[-1]
+                    if type(a) is int and type(b) is int:
+                        stack[-1] = a >= b
+                    else:
+                        stack[-1] = ops.compare('>=', a, b)
+                elif op == EQ:
+                    b = stack.pop()
+                    stack[-1] = ops.equal(stack[-1], b)
+                elif op == NE:
+                    b = stack.pop()
+                    stack[-1] = not ops.equal(stack[-1], b)
+                elif op == MUL:
+                    b = stack.pop()
+                    a = stack[-1]
+                    if type(a) is int and type(b) is int:
+                        stack[-1] = a * b
+                    else:
+                        stack[-1] = ops.binop('*', a, b)
                 elif op == LOAD_OUTER:
                     depth, slot = arg
                     fr = frame.parent
                     while depth > 1:
                         fr = fr.parent
                         depth -= 1
-                    push(fr.locals[slot])
-                elif op == FIELD:
-                    obj = stack[-1]
-                    if type(obj) is OMap:
-                        if reads is not None:
-                            reads[id(obj)] = obj
-                        stack[-1] = obj.d.get(arg)
-                    else:
-                        if reads is not None and isinstance(obj, _TRACKED):
-                            reads[id(obj)] = obj
-                        stack[-1] = ops.get_field(obj, arg)
+                    stack.append(fr.locals[slot])
                 elif op == INDEX:
-                    i = pop()
+                    i = stack.pop()
                     obj = stack[-1]
                     if reads is not None and isinstance(obj, _TRACKED):
                         reads[id(obj)] = obj
@@ -613,42 +655,42 @@ class VM:
                     else:
                         stack[-1] = ops.get_index(obj, i)
                 elif op == STORE_FIELD:
-                    obj = pop()
-                    v = pop()
+                    obj = stack.pop()
+                    v = stack.pop()
                     ops.set_field(obj, arg, v)
                     if waiters:
                         host.changed(obj)
                 elif op == STORE_INDEX:
-                    i = pop()
-                    obj = pop()
-                    v = pop()
+                    i = stack.pop()
+                    obj = stack.pop()
+                    v = stack.pop()
                     ops.set_index(obj, i, v)
                     if waiters:
                         host.changed(obj)
                 elif op == JUMP_IF_TRUE:
-                    v = pop()
+                    v = stack.pop()
                     if v is True:
                         pc = arg
                     elif v is not False:
                         ops.condition(v)
                 elif op == DIV:
-                    b = pop()
+                    b = stack.pop()
                     stack[-1] = ops.binop('/', stack[-1], b)
                 elif op == FLOORDIV:
-                    b = pop()
+                    b = stack.pop()
                     stack[-1] = ops.binop('//', stack[-1], b)
                 elif op == MOD:
-                    b = pop()
+                    b = stack.pop()
                     a = stack[-1]
                     if type(a) is int and type(b) is int and b:
                         stack[-1] = a % b
                     else:
                         stack[-1] = ops.binop('%', a, b)
                 elif op == POW:
-                    b = pop()
+                    b = stack.pop()
                     stack[-1] = ops.binop('^', stack[-1], b)
                 elif op == IN or op == NOT_IN:
-                    c = pop()
+                    c = stack.pop()
                     if reads is not None and isinstance(c, _TRACKED):
                         reads[id(c)] = c
                     r = ops.contains(c, stack[-1])
@@ -661,19 +703,19 @@ class VM:
                 elif op == KNOWN:
                     stack[-1] = stack[-1] is not None
                 elif op == DUP:
-                    push(stack[-1])
+                    stack.append(stack[-1])
                 elif op == ROT2:
                     stack[-1], stack[-2] = stack[-2], stack[-1]
                 elif op == ROT3:
                     # a b c -> c a b
-                    c = pop()
+                    c = stack.pop()
                     stack.insert(-2, c)
                 elif op == JUMP_IF_FALSE_OR_POP:
                     v = stack[-1]
                     if v is False:
                         pc = arg
                     elif v is True:
-                        pop()
+                        stack.pop()
                     else:
                         ops.condition(v)
                 elif op == JUMP_IF_TRUE_OR_POP:
@@ -681,16 +723,16 @@ class VM:
                     if v is True:
                         pc = arg
                     elif v is False:
-                        pop()
+                        stack.pop()
                     else:
                         ops.condition(v)
                 elif op == JUMP_IF_NOT_NONE_OR_POP:
                     if stack[-1] is not None:
                         pc = arg
                     else:
-                        pop()
+                        stack.pop()
                 elif op == JUMP_IF_NOT_NONE:
-                    if pop() is not None:
+                    if stack.pop() is not None:
                         pc = arg
                 elif op == BUILD_LIST:
                     if arg:
@@ -698,14 +740,14 @@ class VM:
                         del stack[-arg:]
                     else:
                         items = []
-                    push(OList(items))
+                    stack.append(OList(items))
                 elif op == BUILD_TUPLE:
                     if arg:
                         items = tuple(stack[-arg:])
                         del stack[-arg:]
                     else:
                         items = ()
-                    push(items)
+                    stack.append(items)
                 elif op == BUILD_MAP:
                     d = {}
                     if arg:
@@ -718,7 +760,7 @@ class VM:
                                 d.pop(k, None)
                             else:
                                 d[k] = v
-                    push(OMap(d))
+                    stack.append(OMap(d))
                 elif op == BUILD_SET:
                     d = {}
                     if arg:
@@ -726,9 +768,9 @@ class VM:
                             if x is not None:
                                 d[ops.map_key(x)] = None
                         del stack[-arg:]
-                    push(OSet(d))
+                    stack.append(OSet(d))
                 elif op == BUILD_SPAN:
-                    b = pop()
+                    b = stack.pop()
                     a = stack[-1]
                     stack[-1] = ops.make_span(a, b)
                 elif op == BUILD_STRING:
@@ -736,7 +778,7 @@ class VM:
                         continue
                     parts = stack[-arg:]
                     del stack[-arg:]
-                    push(''.join(parts))
+                    stack.append(''.join(parts))
                 elif op == FORMAT:
                     v = stack[-1]
                     if reads is not None and isinstance(v, _TRACKED):
@@ -746,13 +788,13 @@ class VM:
                         s = reindent(s, arg)
                     stack[-1] = s
                 elif op == LIST_APPEND:
-                    v = pop()
+                    v = stack.pop()
                     acc = stack[-1 - arg]
                     acc.items.append(v)
                     acc._p_changed = True   # it may be stored already (a checkpoint)
                 elif op == MAP_ADD:
-                    v = pop()
-                    k = ops.map_key(pop())
+                    v = stack.pop()
+                    k = ops.map_key(stack.pop())
                     acc = stack[-1 - arg]
                     acc._p_changed = True
                     d = acc.d
@@ -761,7 +803,7 @@ class VM:
                     else:
                         d[k] = v
                 elif op == SET_ADD:
-                    v = pop()
+                    v = stack.pop()
                     if v is not None:
                         acc = stack[-1 - arg]
                         acc.d[ops.map_key(v)] = None
@@ -793,6 +835,9 @@ class VM:
                         stack[-1] = SeqIter([p[1] for p in pairs], [p[0] for p in pairs]
                                             if ts is OMap else None)
                 elif op == JUMP_UNWIND:
+                    ticks -= 1
+                    if ticks < 0:
+                        return self._pause(task, frame, pc - 1)
                     target, hdepth, sdepth = arg
                     hs = frame.handlers
                     while len(hs) > hdepth:
@@ -801,7 +846,7 @@ class VM:
                     del stack[sdepth:]
                     pc = target
                 elif op == MAKE_FUNCTION:
-                    push(Function(arg, frame, module))
+                    stack.append(Function(arg, frame, module))
                 elif op == DEF_GLOBAL:
                     fcode, name = arg
                     old = ns.get(name)
@@ -835,11 +880,11 @@ class VM:
                     frame.handlers.pop()
                 elif op == LOAD_SPECIAL:
                     if arg == 'goal':
-                        push(frame.goal if frame.goal is not None else module)
+                        stack.append(frame.goal if frame.goal is not None else module)
                     elif arg == 'caller':
-                        push(frame.caller)
+                        stack.append(frame.caller)
                     else:
-                        push(frame.parent)
+                        stack.append(frame.parent)
                 elif op == TYPE:
                     name, nsupers, fields, blurb = arg
                     ndefaults = sum(1 for f in fields if f[2])
@@ -851,15 +896,15 @@ class VM:
                         supers = stack[-nsupers:] if nsupers else []
                         if nsupers:
                             del stack[-nsupers:]
-                    old = pop()
-                    push(self.make_type(old, name, supers, fields, defaults, blurb, module))
+                    old = stack.pop()
+                    stack.append(self.make_type(old, name, supers, fields, defaults, blurb, module))
                 elif op == IMPORT:
                     frame.pc = pc
                     task.frame = frame
                     m = self.host.import_module(self, task, arg, frame)
                     if m is None:
                         return ('suspend', ('import', arg))
-                    push(m)
+                    stack.append(m)
                 elif op == FROM_IMPORT:
                     m = stack[-1]
                     v = m.ns.get(arg)
@@ -873,7 +918,7 @@ class VM:
                     argv = stack[-total:] if total else []
                     if total:
                         del stack[-total:]
-                    f = pop()
+                    f = stack.pop()
                     kwargs = dict(zip(kwnames, argv[nargs:]))
                     argv = argv[:nargs]
                     if builtin_form:
@@ -882,7 +927,7 @@ class VM:
                         f = argv.pop(0)
                     frame.pc = pc
                     task.frame = frame
-                    push(self.spawn(f, argv, kwargs))
+                    stack.append(self.spawn(f, argv, kwargs))
                 elif op == WATCH_BEGIN:
                     if task.watch_depth == 0:
                         task.reads = {}
@@ -897,7 +942,7 @@ class VM:
                         if v is not True and v is not False:
                             ops.condition(v)
                         ok = v if op == WATCH_END_UNTIL else not v
-                        pop()
+                        stack.pop()
                     frame.handlers.pop()
                     task.watch_depth -= 1
                     got = task.reads
@@ -908,7 +953,7 @@ class VM:
                         if task.watch_depth > 0:
                             raise OstError('cannot wait while evaluating a watched expression')
                         if op == WATCH_END_BANG:
-                            pop()
+                            stack.pop()
                         frame.pc = arg
                         frame._p_changed = True
                         task.frame = frame
@@ -918,7 +963,7 @@ class VM:
                     if v is not True and v is not False:
                         ops.condition(v)
                 elif op == LOAD_GLOBAL_NS:
-                    push(ns.get(arg))
+                    stack.append(ns.get(arg))
                 else:
                     raise OstError('internal error: bad opcode %r' % (op,))
         except (OstError, OstRaise, RecursionError, Suspend) as e:
