@@ -144,8 +144,19 @@ def reload(root):
         i += 1
 
     fresh = [cls.__new__(cls) for cls, _ in records]
+    states = []
     for obj, (cls, data) in zip(fresh, records):
         u = pickle.Unpickler(io.BytesIO(data))
         u.persistent_load = fresh.__getitem__
-        obj.__setstate__(u.load())
+        states.append(u.load())
+    # A long list joins its chunks when its state is set, so chunked lists
+    # come last (ZODB would load the chunks on demand).
+    pairs = list(zip(fresh, states))
+    chunked = lambda st: type(st) is dict and 'chunks' in st
+    for obj, state in pairs:
+        if not chunked(state):
+            obj.__setstate__(state)
+    for obj, state in pairs:
+        if chunked(state):
+            obj.__setstate__(state)
     return fresh[0], len(fresh)

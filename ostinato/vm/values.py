@@ -34,11 +34,62 @@ class OstRaise(Exception):
 
 # ------------------------------------------------------------------ containers
 
+class ListChunk(Persistent):
+    """A stored slice of a long OList.  Never changed once stored: a list
+    whose items changed gets new chunks for the changed slices."""
+
+    def __init__(self, items):
+        self.items = items
+
+
 class OList(Persistent):
-    """A mutable list.  `items` is a plain Python list."""
+    """A mutable list.  `items` is a plain Python list.
+
+    A long list is stored in chunks of CHUNK items, each a record of its own,
+    so that a list growing by one item per commit (a thread's messages, a
+    log) writes one chunk and a short index, not its whole history.  Only
+    the stored form is chunked; in memory the items are one Python list."""
+
+    CHUNK = 256
 
     def __init__(self, items=None):
         self.items = [] if items is None else items
+
+    def __getstate__(self):
+        items = self.items
+        n = self.CHUNK
+        if len(items) <= 2 * n:
+            return super().__getstate__()
+        old = self.__dict__.get('_v_chunks') or ()
+        chunks = []
+        for i in range(0, len(items), n):
+            piece = items[i:i + n]
+            k = i // n
+            prev = old[k] if k < len(old) else None
+            if prev is not None and len(prev.items) == len(piece) and \
+                    all(a is b for a, b in zip(prev.items, piece)):
+                chunks.append(prev)          # unchanged: its record stays as it is
+            else:
+                chunks.append(ListChunk(piece))
+        self._v_chunks = chunks
+        state = dict(super().__getstate__())   # other attributes (its watchers)
+        del state['items']
+        state['chunks'] = chunks
+        return state
+
+    def __setstate__(self, state):
+        chunks = state.get('chunks')
+        if chunks is None:
+            super().__setstate__(state)
+            return
+        state = dict(state)
+        del state['chunks']
+        items = []
+        for c in chunks:
+            items.extend(c.items)
+        state['items'] = items
+        super().__setstate__(state)
+        self._v_chunks = list(chunks)
 
     def __eq__(self, other):
         return self is other or (type(other) is OList and self.items == other.items)
