@@ -83,10 +83,12 @@ def run(file, db, memory, llm, model, llm_parallel):
         click.echo('ostinato: %s' % e, err=True)
         sys.exit(2)
     # A spinner while the model thinks, only for a person at a terminal.
+    from .effects.console import ConsoleChannel
     service = _llm_service(llm, model, llm_parallel, 'run',
                            spinner=sys.stdout.isatty() and sys.stderr.isatty())
     try:
-        status = run_file(file, sys.stdout, sys.stderr, store=store, services=[service])
+        status = run_file(file, sys.stdout, sys.stderr, store=store,
+                          services=[service, ConsoleChannel()])
     except KeyboardInterrupt:
         status = 130
     except BrokenPipeError:

@@ -97,6 +97,32 @@ def b_llm_request(vm, prompt, schema, system, model, temperature):
     }))
 
 
+def b_now_in(vm, tz):
+    """The current time in the IANA zone `tz` (the server's local zone when
+    tz is none or unknown), in the `now()` form: message timestamps."""
+    from datetime import datetime, timezone
+    from . import timefmt
+    if tz is None:
+        return timefmt.now_iso()
+    try:
+        from zoneinfo import ZoneInfo
+        zone = ZoneInfo(str(tz))
+    except Exception:
+        return timefmt.now_iso()
+    return timefmt.iso(datetime.fromtimestamp(timefmt.clock(), timezone.utc).astimezone(zone))
+
+
+def b_deliver(vm, channel, thread_id, text):
+    """Hand a bot message to its channel.  The console prints it with the
+    turn's output (after the commit); other channels queue it in the host's
+    outbox."""
+    if channel == 'console':
+        vm.write('%s\n' % (text,))
+    else:
+        vm.host.deliver(channel, thread_id, text)
+    return None
+
+
 def b_show(vm, value):
     """The REPL shows the value of an expression statement with this."""
     if value is not None:
@@ -106,6 +132,8 @@ def b_show(vm, value):
 
 
 for _name, _fn, _params in [('__show__', b_show, ('value',)),
+                            ('__now_in__', b_now_in, ('timezone',)),
+                            ('__deliver__', b_deliver, ('channel', 'thread', 'text')),
                             ('__llm_request__', b_llm_request,
                              ('prompt', 'schema', 'system', 'model', 'temperature')),('raise', b_raise, ('value',)), ('sleep', b_sleep, ('seconds',)),
                             ('Queue', b_queue, ()), ('put', b_put, ('queue', 'value')),

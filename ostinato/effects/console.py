@@ -1,0 +1,112 @@
+"""The console channel of `ostinato run`: the terminal (or piped input) as
+one chat thread.
+
+Each line read is a user message of the thread `console` (the user named
+from $USER), appended in a transaction of its own; the thread goes into
+`new_threads()` with its first message.  Bot messages are printed with the
+turn's output, after its commit.  The channel is live -- it keeps the run
+going -- only while a program uses the `channels` module and input has not
+ended; then the run ends when nothing can progress without more input, and
+the waiting tasks stay in the database.
+"""
+from __future__ import annotations
+
+import getpass
+import queue
+import sys
+import threading
+
+from ..vm import ops
+from ..vm.taskbuiltins import b_now_in
+from ..vm.values import OList, OMap
+
+THREAD_ID = 'console'
+
+
+class ConsoleChannel:
+    def __init__(self, stream=None, user_name=None):
+        self.stream = stream if stream is not None else sys.stdin
+        self.user_name = user_name or _user_name()
+        self.lines = queue.Queue()
+        self.event = threading.Event()
+        self.ended = False
+        self.reader = threading.Thread(target=self._read, name='ostinato-console', daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        try:
+            for line in self.stream:
+                self.lines.put(line.rstrip('\r\n'))
+                self.event.set()
+        except (OSError, ValueError):
+            pass
+        self.lines.put(None)
+        self.event.set()
+
+    # ------------------------------------------------------------ service protocol
+    def accepts(self, kind):
+        return False
+
+    def busy(self, sched):
+        return not self.ended and _channels(sched.world) is not None
+
+    def wait(self, timeout):
+        self.event.wait(timeout)
+        self.event.clear()
+
+    def poll(self, sched):
+        """Take one line when the program is idle -- nothing ready, no model
+        request out -- as a person reads the reply before typing again; so
+        piped input plays a scripted session the same way every time."""
+        if _channels(sched.world) is None:
+            return            # nobody listens yet: keep the lines
+        if sched.world.ready or any(s.busy(sched) for s in sched.services if s is not self):
+            return
+        try:
+            line = self.lines.get_nowait()
+        except queue.Empty:
+            return
+        if line is None:
+            self.ended = True
+            return
+        sched.transact(lambda: self.intake(sched, line))
+
+    def close(self):
+        pass
+
+    # ------------------------------------------------------------ intake
+    def intake(self, sched, text):
+        ns = _channels(sched.world).ns
+        threads = ns['threads']
+        thread = threads.d.get(THREAD_ID)
+        first = thread is None or not thread.get('messages').items
+        if thread is None:
+            user = ops.construct(ns['User'], {'id': self.user_name, 'name': self.user_name})
+            thread = ops.construct(ns['Thread'], {'id': THREAD_ID, 'channel': 'console',
+                                                  'user': user, 'messages': OList()})
+            threads.d[THREAD_ID] = thread
+            threads.changed()
+        user = thread.get('user')
+        msg = ops.construct(ns['Message'], {'when': b_now_in(None, user.get('timezone')),
+                                            'sender': user, 'text': text})
+        messages = thread.get('messages')
+        messages.items.append(msg)
+        messages.changed()
+        if sched.world.watches:
+            sched.changed(messages)
+        if first:
+            sched.put(ns['threads_queue'], thread)
+
+
+def _channels(world):
+    m = world.modules.get('channels')
+    if m is None or type(m.ns.get('threads')) is not OMap:
+        return None
+    return m
+
+
+def _user_name():
+    try:
+        return getpass.getuser()
+    except Exception:
+        return 'user'
