@@ -246,7 +246,8 @@ def test_blocks_replace_only_their_first_instruction():
     code = compile_module(parse(src, 'b.ost'), src, 'b.ost', 'b')
     run_list = blocks.runnable(code)
     assert len(run_list) == len(code.instrs)
-    starts = [i for i, ins in enumerate(run_list) if ins[0] == blocks.RUN_BLOCK]
+    starts = [i for i, ins in enumerate(run_list)
+              if ins[0] in (blocks.RUN_BLOCK, blocks.RUN_CALL_BLOCK)]
     assert starts
     for i, ins in enumerate(run_list):
         if i not in starts:

@@ -23,7 +23,7 @@ instructions leave, so the loop may stop at any block boundary.
 """
 from __future__ import annotations
 
-from ..compiler.code import (ADD, CONST, DUP, EQ, FOR_ITER, GE, GT, JUMP, JUMP_IF_FALSE,
+from ..compiler.code import (ADD, CALL, CONST, DUP, EQ, FOR_ITER, GE, GT, JUMP, JUMP_IF_FALSE,
                              JUMP_IF_FALSE_OR_POP, JUMP_IF_NOT_NONE,
                              JUMP_IF_NOT_NONE_OR_POP, JUMP_IF_TRUE, JUMP_IF_TRUE_OR_POP,
                              JUMP_UNWIND, KNOWN, LE, LOAD_GLOBAL, LOAD_LOCAL, LT, MOD, MUL, NE,
@@ -34,6 +34,11 @@ from . import values as V
 from .values import BUILTINS
 
 RUN_BLOCK = -1     # only in the loop's copy of the instructions, never in a Code
+# A block that ends right before a CALL with positional arguments only: its
+# argument is (function, pc of the CALL, nargs, callee name).  On its fast
+# path the block returns (callee, [arguments]) instead of pushing them, so the
+# loop can make the callee's frame from them directly.
+RUN_CALL_BLOCK = -2
 
 SIMPLE = frozenset([LOAD_LOCAL, CONST, LOAD_GLOBAL, STORE_LOCAL, STORE_GLOBAL, POP, DUP,
                     ADD, SUB, MUL, MOD, LT, LE, GT, GE, EQ, NE, NOT, KNOWN,
@@ -97,7 +102,9 @@ def translate(instrs):
         covered, after = block.build()
         if after is not None and after < n:
             todo.append(after)
-        if covered >= 2:     # one instruction runs as fast on its own
+        if block.call is not None:
+            run[s] = (RUN_CALL_BLOCK, (_compile_on_first_run(run, s, block),) + block.call)
+        elif covered >= 2:     # one instruction runs as fast on its own
             run[s] = (RUN_BLOCK, _compile_on_first_run(run, s, block))
     return run
 
@@ -108,7 +115,10 @@ def _compile_on_first_run(run, start, block):
     never) and puts it in its place."""
     def first_run(stack, locs, ns, module, reads, waiters, host):
         fn = block.function()
-        run[start] = (RUN_BLOCK, fn)
+        if block.call is not None:
+            run[start] = (RUN_CALL_BLOCK, (fn,) + block.call)
+        else:
+            run[start] = (RUN_BLOCK, fn)
         return fn(stack, locs, ns, module, reads, waiters, host)
     return first_run
 
@@ -126,6 +136,7 @@ class _Block:
         self.vstack = []      # (python expression, kind): the values pushed so far
         self.ntemps = 0
         self.read_module = False
+        self.call = None      # (pc of the CALL, nargs, callee name): see RUN_CALL_BLOCK
 
     # --------------------------------------------------------------- helpers
     def emit(self, line, indent=1):
@@ -163,6 +174,20 @@ class _Block:
         # None: the block's own first instruction, which the loop then runs plainly.
         self.emit('return %s' % (None if general and pc == self.start else pc), indent)
 
+    def leave_for_call(self, pc, nargs):
+        """Lines that end the block before the CALL at `pc`: what lies below
+        the callee goes on the stack, the callee and its arguments are
+        returned (the loop pushes them back if it takes the general way)."""
+        self.pull(nargs + 1)
+        vs = self.vstack
+        below = vs[:-(nargs + 1)]
+        if len(below) == 1:
+            self.emit('stack.append(%s)' % below[0][0])
+        elif below:
+            self.emit('stack.extend((%s,))' % ', '.join(e for e, _ in below))
+        self.emit('return (%s, [%s])' % (vs[-(nargs + 1)][0],
+                                         ', '.join(e for e, _ in vs[-nargs:]) if nargs else ''))
+
     def guard(self, pc, test):
         """Go the general way (the plain instruction at pc) unless `test` holds."""
         if test != 'True':
@@ -179,7 +204,11 @@ class _Block:
             op, arg = instrs[pc]
             if op not in SIMPLE or (pc != self.start and pc in self.starts) \
                     or pc - self.start >= MAX_BLOCK:
-                self.leave(pc)
+                if op == CALL and not arg[1] and pc != self.start and pc not in self.starts:
+                    self.leave_for_call(pc, arg[0])
+                    self.call = (pc, arg[0], arg[2])
+                else:
+                    self.leave(pc)
                 covered, after = pc - self.start, pc
                 break
             nxt = self.step(pc, op, arg)

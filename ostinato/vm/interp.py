@@ -25,7 +25,7 @@ from .values import (BUILTINS, Builtin, Curried, Frame, Function, OList, OMap, O
 from . import values as V
 from . import builtins as _builtins  # noqa: F401 -- registers the built-ins
 from .taskbuiltins import Suspend
-from .blocks import RUN_BLOCK, call_layout, runnable
+from .blocks import RUN_BLOCK, RUN_CALL_BLOCK, call_layout, runnable
 
 WATCH = 'watch'      # marker in Frame.handlers for an active watched evaluation
 _MISSING = object()
@@ -321,6 +321,67 @@ class VM:
                         continue
                     # Its first instruction goes the general way: run that here.
                     op, arg = frame.code.instrs[pc - 1]
+                elif op == RUN_CALL_BLOCK:
+                    # A block and the CALL after it (see blocks.RUN_CALL_BLOCK),
+                    # counted as the two steps they are.
+                    ticks -= 1
+                    if ticks < 0:
+                        return self._pause(task, frame, pc - 1)
+                    fn, cpc, nargs, callee_name = arg
+                    r = fn(stack, locs, ns, module, reads, waiters, host)
+                    if type(r) is tuple:
+                        f, argv = r
+                        if type(f) is Function:
+                            fcode = f.code
+                            try:
+                                finstrs, nparams, nlocals = fcode._v_call
+                            except AttributeError:
+                                finstrs, nparams, nlocals = call_layout(fcode)
+                            if nargs <= nparams and ticks > 0:
+                                ticks -= 1
+                                if nargs < nlocals:
+                                    argv.extend([None] * (nlocals - nargs))
+                                pc = cpc + 1
+                                # Setting pc also marks a stored caller changed.
+                                frame.pc = pc
+                                fr = Frame.__new__(Frame)
+                                callers.append((fr, frame, instrs, stack, locs, pc, module, ns))
+                                d = fr.__dict__
+                                d['code'] = fcode
+                                d['goal'] = f
+                                d['module'] = fmodule = f.module
+                                d['parent'] = f.parent
+                                d['caller'] = frame
+                                d['stack'] = stack = []
+                                d['locals'] = locs = argv
+                                frame = fr
+                                instrs = finstrs
+                                pc = 0
+                                if module is not fmodule:
+                                    module = fmodule
+                                    ns = module.ns
+                                continue
+                        elif type(f) is Builtin and not f.ctx and ticks > 0 \
+                                and len(argv) == len(f.params):
+                            ticks -= 1
+                            pc = cpc + 1
+                            if reads is not None:
+                                for a in argv:
+                                    if isinstance(a, _TRACKED):
+                                        reads[id(a)] = a
+                            stack.append(f.fn(*argv))
+                            if waiters and f.name in _MUTATORS and argv:
+                                host.changed(argv[0])
+                            continue
+                        # The plain CALL takes it from the stack.
+                        stack.append(f)
+                        stack.extend(argv)
+                        pc = cpc
+                        continue
+                    if r is not None:
+                        pc = r
+                        continue
+                    op, arg = frame.code.instrs[pc - 1]
                 if op == CALL:
                     ticks -= 1
                     if ticks < 0:
@@ -361,10 +422,8 @@ class VM:
                         d['module'] = fmodule = f.module
                         d['parent'] = f.parent
                         d['caller'] = frame
-                        d['pc'] = 0
                         d['stack'] = stack = []
                         d['locals'] = locs = argv
-                        d['handlers'] = []
                         frame = fr
                         instrs = finstrs
                         pc = 0
@@ -875,7 +934,10 @@ class VM:
                         raise OstError('%s is not callable' % kind(f))
                     stack[-1] = Curried(f, argv[:nargs], dict(zip(kwnames, argv[nargs:])))
                 elif op == SETUP_TRY:
-                    frame.handlers.append((arg, len(stack)))
+                    hs = frame.handlers
+                    if type(hs) is tuple:
+                        hs = frame.handlers = []
+                    hs.append((arg, len(stack)))
                 elif op == POP_TRY:
                     frame.handlers.pop()
                 elif op == LOAD_SPECIAL:
@@ -932,7 +994,10 @@ class VM:
                     if task.watch_depth == 0:
                         task.reads = {}
                     task.watch_depth += 1
-                    frame.handlers.append(WATCH)
+                    hs = frame.handlers
+                    if type(hs) is tuple:
+                        hs = frame.handlers = []
+                    hs.append(WATCH)
                     reads = task.reads
                 elif op == WATCH_END_UNTIL or op == WATCH_END_WHILE or op == WATCH_END_BANG:
                     v = stack[-1]
@@ -1113,7 +1178,10 @@ class VM:
         it.state = 'eval'
         task.watch_depth += 1
         task.reads = {}
-        frame.handlers.append(WATCH)
+        hs = frame.handlers
+        if type(hs) is tuple:
+            hs = frame.handlers = []
+        hs.append(WATCH)
         f = it.f
         if type(f) is Function:
             fr = self.bind(f, [], {}, frame, None)

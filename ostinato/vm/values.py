@@ -368,6 +368,11 @@ class Frame(Persistent):
     `loops` holds iteration state of active `for` loops is kept on the value
     stack instead, so it is saved with the frame."""
 
+    # Defaults for what a fast call leaves unset: a frame starts at pc 0 with
+    # no handlers (whoever adds a handler first gives the frame its own list).
+    pc = 0
+    handlers = ()
+
     def __init__(self, code, goal, module, parent, caller):
         self.code = code
         self.goal = goal
