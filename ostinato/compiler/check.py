@@ -63,11 +63,9 @@ def unbound_reads(mod, builtin_names):
     return found
 
 
-def check_file(path, out, err):
-    """Check one file; returns its exit status (0 or 65)."""
-    from ..vm.values import BUILTINS
-    from ..vm import builtins as _b  # noqa: F401 -- registers the built-ins
-    from ..vm import taskbuiltins as _t  # noqa: F401
+def check_file(path, out, err, builtin_names):
+    """Check one file; returns its exit status (0 or 65).  `builtin_names`
+    come from the caller: the VM, a layer above, owns the built-ins."""
     fname = os.path.basename(path)
     try:
         with open(path, encoding='utf-8') as fh:
@@ -84,7 +82,7 @@ def check_file(path, out, err):
     except OstSyntaxError as e:
         err.write(e.format() + '\n')
         return 65
-    for node, name, close in unbound_reads(mod, set(BUILTINS)):
+    for node, name, close in unbound_reads(mod, set(builtin_names)):
         hint = " (did you mean '%s'?)" % close[0] if close else ''
         err.write("%s:%d:%d: warning: name '%s' is read but bound nowhere%s\n"
                   % (fname, node.line, node.col, name, hint))

@@ -29,7 +29,6 @@ token too.
 """
 from __future__ import annotations
 
-import ipaddress
 import json
 import logging
 import os
@@ -38,9 +37,11 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional, Set
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 import requests
+
+from .net import exception_chain, is_loopback
 
 DEFAULT_API_URL = 'https://api.telegram.org'
 MAX_MESSAGE_LENGTH = 4096           # sendMessage: 1-4096 characters
@@ -213,34 +214,8 @@ def _guard_logs(config: TelegramConfig) -> None:
         logging.getLogger('urllib3.connectionpool').addFilter(_RedactToken(config))
 
 
-def _is_loopback(url: str) -> bool:
-    host = urlsplit(url).hostname or ''
-    if host == 'localhost':
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def _causes(exc: BaseException):
-    """The exception and everything it wraps (requests nests urllib3's errors
-    in args as well as in __cause__/__context__)."""
-    seen, todo = set(), [exc]
-    while todo:
-        e = todo.pop()
-        if id(e) in seen:
-            continue
-        seen.add(id(e))
-        yield e
-        todo.extend(a for a in getattr(e, 'args', ()) if isinstance(a, BaseException))
-        for nxt in (e.__cause__, e.__context__, getattr(e, 'reason', None)):
-            if isinstance(nxt, BaseException):
-                todo.append(nxt)
-
-
 def _why(exc: BaseException, config: TelegramConfig) -> str:
-    chain = list(_causes(exc))
+    chain = list(exception_chain(exc))
     text = ' '.join(str(e) for e in chain)
     if any(isinstance(e, ConnectionRefusedError) for e in chain) or 'refused' in text.lower():
         return 'connection refused'
@@ -257,7 +232,7 @@ def _why(exc: BaseException, config: TelegramConfig) -> str:
 
 
 def _timed_out(exc: BaseException) -> bool:
-    chain = list(_causes(exc))
+    chain = list(exception_chain(exc))
     return (not any(isinstance(e, ConnectionRefusedError) for e in chain)
             and any(isinstance(e, (TimeoutError, requests.exceptions.Timeout))
                     or 'timed out' in str(e).lower() for e in chain))
@@ -282,7 +257,7 @@ class TelegramAPI:
     def __init__(self, config: TelegramConfig, session: Optional[requests.Session] = None):
         _check_token(config.token)
         self.config = config
-        loopback = _is_loopback(config.api_url)
+        loopback = is_loopback(config.api_url)
         if session is None:
             self._sessions = {'poll': requests.Session(), 'call': requests.Session()}
             for s in self._sessions.values():

@@ -8,7 +8,7 @@ innermost failing expression (LANGUAGE.md §14).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, List, Optional, Tuple, Union
 
 

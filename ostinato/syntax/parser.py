@@ -152,7 +152,7 @@ class _Session:
             stack = self.scanner.open_brackets if start == 'file' else None
             message, line, col = _explain(exc, feed.history, end, stack)
             raise SyntaxProblem(message, line, col) from None
-        except UnexpectedInput as exc:
+        except UnexpectedInput:
             line, col = self.last_position()
             raise SyntaxProblem('unexpected input', line, col) from None
         finally:

@@ -401,6 +401,8 @@ class VM:
                     f = stack.pop()
                     tf = type(f)
                     if tf is Function and not kwnames:
+                        # The same frame push as the block hand-over above, written
+                        # out twice on purpose: a helper call would cost every call.
                         fcode = f.code
                         try:
                             finstrs, nparams, nlocals = fcode._v_call

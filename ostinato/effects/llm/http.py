@@ -8,47 +8,20 @@ how its server words a rejection.
 """
 from __future__ import annotations
 
-import ipaddress
 import json
 from typing import Any, Callable, Optional, Tuple
-from urllib.parse import urlsplit
 
 import requests
 
+from ..net import exception_chain, is_loopback
 from .errors import LLMUnavailable
 
 CONNECT_TIMEOUT = 5.0
 
 
-def _is_loopback(url: str) -> bool:
-    host = urlsplit(url).hostname or ''
-    if host == 'localhost':
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def _chain(exc: BaseException):
-    """The exception and everything it wraps: requests nests urllib3's
-    errors in args rather than in __cause__ alone."""
-    seen, todo = set(), [exc]
-    while todo:
-        e = todo.pop()
-        if id(e) in seen:
-            continue
-        seen.add(id(e))
-        yield e
-        todo.extend(a for a in getattr(e, 'args', ()) if isinstance(a, BaseException))
-        for nxt in (e.__cause__, e.__context__, getattr(e, 'reason', None)):
-            if isinstance(nxt, BaseException):
-                todo.append(nxt)
-
-
 def _why_unreachable(exc: BaseException) -> str:
-    text = ' '.join(str(e) for e in _chain(exc))
-    if any(isinstance(e, ConnectionRefusedError) for e in _chain(exc)) or 'refused' in text:
+    text = ' '.join(str(e) for e in exception_chain(exc))
+    if any(isinstance(e, ConnectionRefusedError) for e in exception_chain(exc)) or 'refused' in text:
         return 'connection refused'
     if 'Name or service not known' in text or 'nodename nor servname' in text \
             or 'getaddrinfo failed' in text or 'Failed to resolve' in text:
@@ -84,7 +57,7 @@ def exchange(method: str, url: str, *, service: str, hint: str, read_timeout: fl
     session = requests.Session()
     # A proxy from the environment must not capture a model server on this
     # machine (the Ollama CLI bypasses proxies for loopback the same way).
-    session.trust_env = not _is_loopback(url)
+    session.trust_env = not is_loopback(url)
     try:
         resp = session.request(method, url, json=body, headers=headers,
                                timeout=(connect_timeout, read_timeout))
@@ -97,8 +70,8 @@ def exchange(method: str, url: str, *, service: str, hint: str, read_timeout: fl
                              'smaller model)' % (service, read_timeout)) from None
     except requests.exceptions.RequestException as e:
         # A timeout while the body is being read arrives as a ConnectionError.
-        if any('timed out' in str(x).lower() for x in _chain(e)) and \
-                not any(isinstance(x, ConnectionRefusedError) for x in _chain(e)):
+        if any('timed out' in str(x).lower() for x in exception_chain(e)) and \
+                not any(isinstance(x, ConnectionRefusedError) for x in exception_chain(e)):
             raise LLMUnavailable('%s did not reply within %g s (raise OSTINATO_LLM_TIMEOUT or '
                                  'use a smaller model)' % (service, read_timeout)) from None
         raise LLMUnavailable('cannot reach %s (%s); %s'
