@@ -150,6 +150,15 @@ def where_of(frame, pc):
     return '%s:%d:%d' % (frame.code.filename, line, col)
 
 
+def _sync_callers(callers):
+    """Write the pc kept in each of the loop's `callers` entries to its calling
+    frame (setting pc also marks a stored frame changed), then forget them:
+    written once, as unwinding may move a caller's pc on."""
+    for entry in callers:
+        entry[1].pc = entry[5]
+    del callers[:]
+
+
 class VM:
     """Runs tasks.  `out` receives printed text (the runtime delivers it after
     the commit that covers it)."""
@@ -342,8 +351,8 @@ class VM:
                                 if nargs < nlocals:
                                     argv.extend([None] * (nlocals - nargs))
                                 pc = cpc + 1
-                                # Setting pc also marks a stored caller changed.
-                                frame.pc = pc
+                                # The caller's pc is kept in `callers` and written
+                                # to it when the loop stops (see _sync_callers).
                                 fr = Frame.__new__(Frame)
                                 callers.append((fr, frame, instrs, stack, locs, pc, module, ns))
                                 d = fr.__dict__
@@ -412,8 +421,8 @@ class VM:
                             self.bind(f, argv, {}, frame, callee_name)  # raises the error
                         if nargs < nlocals:
                             argv.extend([None] * (nlocals - nargs))
-                        # Setting pc also marks a stored caller changed.
-                        frame.pc = pc
+                        # The caller's pc is kept in `callers` and written to it
+                        # when the loop stops (see _sync_callers).
                         fr = Frame.__new__(Frame)
                         callers.append((fr, frame, instrs, stack, locs, pc, module, ns))
                         # The new frame is in no database yet: its attributes go
@@ -1034,6 +1043,7 @@ class VM:
                 else:
                     raise OstError('internal error: bad opcode %r' % (op,))
         except (OstError, OstRaise, RecursionError, Suspend) as e:
+            _sync_callers(callers)
             frame.pc = pc
             frame._p_changed = True
             task.frame = frame
@@ -1054,6 +1064,7 @@ class VM:
         except _TaskOver:
             raise
         except Exception as e:  # a bug in the VM: report it at the Ostinato location
+            _sync_callers(callers)
             frame.pc = pc
             task.frame = frame
             task.raised_at = where_of(frame, max(pc - 1, 0))
@@ -1061,6 +1072,11 @@ class VM:
                                where_of(frame, max(pc - 1, 0)))
             task.internal_error = True
             self._raise(task, frame, pc, value)
+        finally:
+            # However the loop stops, the frames it called from get their pcs
+            # (tracebacks, inspection and storage read them).
+            if callers:
+                _sync_callers(callers)
 
     # -------------------------------------------------------------- helpers
     def check_may_wait(self, task):
