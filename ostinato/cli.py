@@ -46,8 +46,8 @@ def _db_options(f):
 
 def _llm_options(f):
     f = click.option('--llm', 'llm', default=None,
-                     help='model backend: auto, ollama, openai, embedded, scripted '
-                          '(env OSTINATO_LLM; default auto)')(f)
+                     type=click.Choice(['auto', 'ollama', 'openai', 'embedded', 'scripted']),
+                     help='model backend (env OSTINATO_LLM; default auto)')(f)
     f = click.option('--model', 'model', default=None, help='model name (env OSTINATO_MODEL)')(f)
     f = click.option('--llm-parallel', 'llm_parallel', default=1, show_default=True,
                      type=click.IntRange(1, 64), help='LLM requests performed at once')(f)

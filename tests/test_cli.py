@@ -80,3 +80,12 @@ def test_database_in_use_names_the_process(tmp_path):
     finally:
         p.kill()
         p.wait()
+
+
+def test_bad_database_path_and_backend_are_clear_errors(tmp_path):
+    (tmp_path / 'ok.ost').write_text('print(1)\n')
+    r = ost('run', '--db', str(tmp_path / 'missing' / 'x.fs'), 'ok.ost', cwd=tmp_path)
+    assert r.returncode == 2 and 'Traceback' not in r.stderr
+    assert 'cannot open the database' in r.stderr
+    r = ost('run', '--llm', 'bogus', 'ok.ost', cwd=tmp_path)
+    assert r.returncode == 2 and "'bogus' is not one of" in r.stderr

@@ -74,6 +74,9 @@ def open_storage(address=None, memory=False, read_only=False):
             "the database %s is in use%s.\n"
             "A running 'ostinato serve' shares it: use 'ostinato repl' or 'ostinato tasks', "
             "which attach to it." % (address, who)) from None
+    except OSError as e:
+        raise StoreError('cannot open the database %s: %s' % (
+            address, e.strerror or e)) from None
 
 
 class Store:
