@@ -5,7 +5,6 @@ conventions as ../shared/corpus."""
 from __future__ import annotations
 
 import io
-import os
 import re
 from pathlib import Path
 

@@ -3,13 +3,10 @@ serve workers sharing one database through a real ZEO server."""
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
-
-import pytest
 
 HERE = Path(__file__).resolve().parent
 BIN = os.path.join(os.path.dirname(sys.executable), 'ostinato')

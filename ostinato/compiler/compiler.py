@@ -93,9 +93,7 @@ def bound_names(body, params=()):
                 expr(t)
             expr(s.value)
         elif isinstance(s, A.Def):
-            out.setdefault(s.name, None)
-            for p in s.params:
-                pass  # defaults run in the new frame
+            out.setdefault(s.name, None)    # its defaults run in the new frame
         elif isinstance(s, A.TypeDef):
             out.setdefault(s.name, None)
             for x in s.supers or ():
@@ -161,7 +159,7 @@ class Scope:
 
 
 class FunctionCompiler:
-    def __init__(self, comp, scope, name, kind, node, qualname, in_loop_boundary=True):
+    def __init__(self, comp, scope, name, kind, node, qualname):
         self.comp = comp
         self.scope = scope
         self.name = name
@@ -649,7 +647,7 @@ class Compiler:
         b = mod.blurb
         return fc.finish((), (), b.summary if b else None, b.details if b else None)
 
-    def _function(self, node, name, kind, params, body_fn, outer, qual, blurb):
+    def _function(self, node, name, kind, params, body_fn, outer, qual):
         names = bound_names(body_fn, params) if isinstance(body_fn, list) else \
             bound_names([A.ExprStmt(node.line, node.col, body_fn)], params)
         scope = Scope('function', outer, names)
@@ -668,7 +666,7 @@ class Compiler:
                                      "cannot assign to %s" % p.name, self.source_line(p.line))
             seen.add(p.name)
         qual = outer_qual + '.' + d.name
-        fc, scope, names = self._function(d, d.name, 'def', params, d.body, outer, qual, d.blurb)
+        fc, scope, names = self._function(d, d.name, 'def', params, d.body, outer, qual)
         # Defaults are evaluated at each call, in the new frame, left to right,
         # whenever the parameter is none.
         for i, p in enumerate(d.params):
@@ -693,14 +691,14 @@ class Compiler:
                                      "duplicate parameter '%s'" % p, self.source_line(e.line))
             seen.add(p)
         fc, scope, names = self._function(e, '<lambda>', 'lambda', list(e.params), e.body,
-                                          outer, outer_qual + '.<lambda>', None)
+                                          outer, outer_qual + '.<lambda>')
         fc.expr(e.body)
         fc.emit(RETURN, None, e)
         return fc.finish(e.params, names, None, None)
 
     def compile_block(self, s, outer, outer_qual):
         fc, scope, names = self._function(s, '<spawn>', 'spawn', [], s.body, outer,
-                                          outer_qual + '.<spawn>', None)
+                                          outer_qual + '.<spawn>')
         fc.block(s.body)
         fc.emit(CONST, None, s)
         fc.emit(RETURN, None, s)

@@ -1034,10 +1034,6 @@ class VM:
                         frame._p_changed = True
                         task.frame = frame
                         return ('suspend', ('change', list(got.values())))
-                elif op == CHECK_BOOL:
-                    v = stack[-1]
-                    if v is not True and v is not False:
-                        ops.condition(v)
                 elif op == LOAD_GLOBAL_NS:
                     stack.append(ns.get(arg))
                 else:

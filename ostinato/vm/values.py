@@ -175,7 +175,7 @@ class Function(Persistent):
 
     def __init__(self, code, parent, module):
         self.code = code          # compiler.code.Code
-        self.parent = parent      # defining Frame, None at module level... see vm
+        self.parent = parent      # the defining Frame (`__parent__` of its calls)
         self.module = module      # the OModule whose namespace it sees
 
     @property
@@ -450,12 +450,6 @@ def kind(v):
     if type(v) is OObject:
         return v.type.name
     return type(v).__name__
-
-
-def kind_for_messages(v):
-    """Kind as used in messages like `cannot read field 'x' of int`: typed
-    objects are named by their type."""
-    return kind(v)
 
 
 def is_callable(v):
