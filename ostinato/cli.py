@@ -13,6 +13,7 @@ import click
 
 EXIT_SYNTAX = 65
 EXIT_RUNTIME = 70
+EXIT_UNAVAILABLE = 69     # a service cannot go on (Telegram: token rejected, another poller)
 
 
 def _syntax_error_exit(e):
@@ -54,6 +55,40 @@ def _llm_options(f):
     return f
 
 
+def _telegram_option(f):
+    return click.option('--telegram', is_flag=True,
+                        help='also talk on Telegram (env TELEGRAM_BOT_TOKEN, '
+                             'TELEGRAM_ALLOWED_USERS, TELEGRAM_API_URL)')(f)
+
+
+def _telegram_channel(enabled):
+    """The Telegram channel when --telegram was given; a configuration
+    mistake (no token, a bad allowlist) ends the command with exit 2."""
+    if not enabled:
+        return []
+    from .effects.telegram import TelegramChannel
+    from .effects.telegram_api import TelegramConfig, TelegramError
+    try:
+        return [TelegramChannel(TelegramConfig.from_env())]
+    except TelegramError as e:
+        click.echo('ostinato: %s' % e, err=True)
+        sys.exit(2)
+
+
+def _stop_on_signals():
+    """Ctrl-C or SIGTERM stops the run between two turns, after the services
+    have finished what is in flight; a second one stops at once (the turn in
+    progress is not committed, so even that leaves the database consistent)."""
+    import signal
+    from .runtime.scheduler import request_stop
+
+    def stop(signum, frame):
+        if not request_stop():
+            raise KeyboardInterrupt
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+
+
 def _llm_service(llm, model, parallel, worker, spinner=False):
     """The LLM worker; the backend is chosen when the first request comes."""
     from .effects.llm_queue import LLMService
@@ -68,7 +103,8 @@ def _llm_service(llm, model, parallel, worker, spinner=False):
 @click.argument('file', type=click.Path(dir_okay=False))
 @_db_options
 @_llm_options
-def run(file, db, memory, llm, model, llm_parallel):
+@_telegram_option
+def run(file, db, memory, llm, model, llm_parallel, telegram):
     """Run FILE until nothing can run any more.
 
     Running it again on the same database resumes every suspended task."""
@@ -84,13 +120,19 @@ def run(file, db, memory, llm, model, llm_parallel):
         sys.exit(2)
     # A spinner while the model thinks, only for a person at a terminal.
     from .effects.console import ConsoleChannel
+    from .runtime.scheduler import ServiceStopped
+    channels = _telegram_channel(telegram)
     service = _llm_service(llm, model, llm_parallel, 'run',
                            spinner=sys.stdout.isatty() and sys.stderr.isatty())
+    services = [service, ConsoleChannel()] + channels
+    _stop_on_signals()
     try:
-        status = run_file(file, sys.stdout, sys.stderr, store=store,
-                          services=[service, ConsoleChannel()])
+        status = run_file(file, sys.stdout, sys.stderr, store=store, services=services)
     except KeyboardInterrupt:
         status = 130
+    except ServiceStopped as e:
+        sys.stderr.write('ostinato: %s\n' % e)
+        status = EXIT_UNAVAILABLE
     except BrokenPipeError:
         # The reader of our output went away (`ostinato run x | head`).
         sys.stderr.close()
@@ -100,7 +142,8 @@ def run(file, db, memory, llm, model, llm_parallel):
         traceback.print_exc()
         status = EXIT_RUNTIME
     finally:
-        service.close()
+        for s in services:
+            s.close()
         store.close()
     sys.exit(status)
 
@@ -112,26 +155,25 @@ def run(file, db, memory, llm, model, llm_parallel):
 @click.option('--worker', default='main', show_default=True,
               help='this worker\'s name, when several serve one database')
 @_llm_options
-def serve(file, db, worker, llm, model, llm_parallel):
+@_telegram_option
+def serve(file, db, worker, llm, model, llm_parallel, telegram):
     """Run every task in the database until interrupted, and serve the live
     database to `ostinato repl` and `ostinato tasks` over a local socket.
 
     With FILE, load it first as `ostinato run` does."""
-    import signal
+    from .runtime.scheduler import ServiceStopped
     from .runtime.serve import Server
     from .runtime.store import StoreError
     from .syntax import OstSyntaxError
+    channels = _telegram_channel(telegram)
     try:
         server = Server(db, worker=worker,
-                        services=[_llm_service(llm, model, llm_parallel, worker)])
+                        services=[_llm_service(llm, model, llm_parallel, worker)] + channels)
     except StoreError as e:
         click.echo('ostinato: %s' % e, err=True)
         sys.exit(2)
-    def terminate(signum, frame):
-        # Like Ctrl-C: the turn in progress is not committed, so stopping
-        # anywhere leaves the database consistent.
-        raise KeyboardInterrupt
-    signal.signal(signal.SIGTERM, terminate)
+    _stop_on_signals()
+    status = 0
     try:
         if file:
             try:
@@ -147,9 +189,13 @@ def serve(file, db, worker, llm, model, llm_parallel):
         server.serve()
     except KeyboardInterrupt:
         pass
+    except ServiceStopped as e:
+        sys.stderr.write('ostinato: %s\n' % e)
+        status = EXIT_UNAVAILABLE
     finally:
         server.sched.flush()
         server.close()
+    sys.exit(status)
 
 
 @main.command()

@@ -16,9 +16,7 @@ import queue
 import sys
 import threading
 
-from ..vm import ops
-from ..vm.taskbuiltins import b_now_in
-from ..vm.values import OList, OMap
+from .chat import channels_module, new_user, receive
 
 THREAD_ID = 'console'
 
@@ -47,8 +45,14 @@ class ConsoleChannel:
     def accepts(self, kind):
         return False
 
+    def bind(self, sched):
+        # Share the scheduler's wake-up event, so our news ends its idle wait.
+        if self.event.is_set():
+            sched.wakeup.set()
+        self.event = sched.wakeup
+
     def busy(self, sched):
-        return not self.ended and _channels(sched.world) is not None
+        return not self.ended and channels_module(sched.world) is not None
 
     def wait(self, timeout):
         self.event.wait(timeout)
@@ -58,9 +62,11 @@ class ConsoleChannel:
         """Take one line when the program is idle -- nothing ready, no model
         request out -- as a person reads the reply before typing again; so
         piped input plays a scripted session the same way every time."""
-        if _channels(sched.world) is None:
+        if channels_module(sched.world) is None:
             return            # nobody listens yet: keep the lines
-        if sched.world.ready or any(s.busy(sched) for s in sched.services if s is not self):
+        # A channel that always listens (Telegram) is not a reply on its way.
+        if sched.world.ready or any(s.busy(sched) for s in sched.services
+                                    if s is not self and not getattr(s, 'listens', False)):
             return
         try:
             line = self.lines.get_nowait()
@@ -76,33 +82,10 @@ class ConsoleChannel:
 
     # ------------------------------------------------------------ intake
     def intake(self, sched, text):
-        ns = _channels(sched.world).ns
-        threads = ns['threads']
-        thread = threads.d.get(THREAD_ID)
-        first = thread is None or not thread.get('messages').items
-        if thread is None:
-            user = ops.construct(ns['User'], {'id': self.user_name, 'name': self.user_name})
-            thread = ops.construct(ns['Thread'], {'id': THREAD_ID, 'channel': 'console',
-                                                  'user': user, 'messages': OList()})
-            threads.d[THREAD_ID] = thread
-            threads.changed()
-        user = thread.get('user')
-        msg = ops.construct(ns['Message'], {'when': b_now_in(None, user.get('timezone')),
-                                            'sender': user, 'text': text})
-        messages = thread.get('messages')
-        messages.items.append(msg)
-        messages.changed()
-        if sched.world.watches:
-            sched.changed(messages)
-        if first:
-            sched.put(ns['threads_queue'], thread)
-
-
-def _channels(world):
-    m = world.modules.get('channels')
-    if m is None or type(m.ns.get('threads')) is not OMap:
-        return None
-    return m
+        thread = channels_module(sched.world).ns['threads'].d.get(THREAD_ID)
+        user = thread.get('user') if thread is not None else \
+            new_user(sched.world, self.user_name, self.user_name)
+        receive(sched, THREAD_ID, 'console', THREAD_ID, user, text)
 
 
 def _user_name():

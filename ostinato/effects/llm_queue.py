@@ -142,6 +142,12 @@ class LLMService:
         task.waiting = ('llm', seq)
         task.state = 'waiting'
 
+    def bind(self, sched):
+        # Share the scheduler's wake-up event, so our news ends its idle wait.
+        if self.event.is_set():
+            sched.wakeup.set()
+        self.event = sched.wakeup
+
     def busy(self, sched):
         st = getattr(sched.world, 'llm', None)
         return bool(st is not None and st.pending)

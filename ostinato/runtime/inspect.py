@@ -369,6 +369,14 @@ def world_info(world):
     main = getattr(world, 'main_task', None)
     if main is not None:
         rows.append(('main task', '%d %s (%s)' % (main.id, main.name, main.state)))
+    box = getattr(world, 'outbox', None)
+    if box is not None:
+        rows.append(('outbox', '%d waiting, %d sent, %d resent after a restart, %d refused'
+                     % (len(box.pending), box.sent, box.resent, box.failed)))
+    tg = getattr(world, 'telegram', None)
+    if tg is not None:
+        rows.append(('telegram', '%d messages in, %d users, %d refused, offset %d'
+                     % (tg.received, len(tg.users), len(tg.refused), tg.offset)))
     mods = []
     for name in world.modules.keys():
         m = world.modules[name]

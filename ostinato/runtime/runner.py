@@ -15,7 +15,7 @@ from ..syntax import OstSyntaxError
 from ..vm import values as V
 from .scheduler import Scheduler
 
-EXIT_OK, EXIT_USAGE, EXIT_SYNTAX, EXIT_RUNTIME = 0, 2, 65, 70
+EXIT_OK, EXIT_USAGE, EXIT_SYNTAX, EXIT_RUNTIME, EXIT_INTERRUPTED = 0, 2, 65, 70, 130
 
 
 def run_file(path, out=None, err=None, store=None, store_every=None, commit_every=None,
@@ -64,7 +64,13 @@ def run_file(path, out=None, err=None, store=None, store_every=None, commit_ever
         store.commit()
     if os.environ.get('OSTINATO_TEST_EXIT_AT_SUSPEND'):
         _exit_at_every_suspension(sched)
-    sched.run()
+    if sched.run() == 'stopped':
+        # An orderly stop (Ctrl-C): the run stays open, so the next run
+        # continues it rather than starting the program again.
+        if store is not None:
+            store.commit()
+        sched.flush()
+        return EXIT_INTERRUPTED
     sched.world.run_open = False
     if store is not None:
         store.commit()

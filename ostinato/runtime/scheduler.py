@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 
 from ..compiler.compiler import compile_module
@@ -23,7 +24,28 @@ from ..vm import values as V
 from ..vm.interp import VM, Host, where_of
 from ..vm.printing import to_str
 from ..vm.values import Frame, OModule, OstError, Task
-from .world import Watch, World
+from .world import Watch, World, outbox
+
+
+# Set (by a signal handler of the CLI) to stop the run at the next turn
+# boundary: the turn in progress completes and is committed, and services
+# finish what is in flight, so an orderly stop resends nothing.
+STOP = threading.Event()
+
+
+def request_stop():
+    """Ask the running scheduler to stop between two turns; True the first
+    time, False when a stop was already asked for (then stop at once)."""
+    if STOP.is_set():
+        return False
+    STOP.set()
+    return True
+
+
+class ServiceStopped(Exception):
+    """A service cannot go on (a chat channel whose token was rejected, or
+    which another process polls): the run stops, and the CLI prints this
+    message.  Nothing is lost: the database is as the last commit left it."""
 
 
 def stdlib_dir():
@@ -82,6 +104,9 @@ class Scheduler(Host):
         self.transact_hook = None  # hook(fn): run fn in a transaction of its own, commit
         self.services = []        # effects: objects with accepts/suspend/poll/busy/wait
         self.quiet = False        # hold printed output back (a diagnostic re-run)
+        # Set by any service with news; the loop waits on it when idle, so an
+        # event of one service ends the wait whichever service it waits for.
+        self.wakeup = threading.Event()
 
     # The VM checks `host.waiters` (truthy while any watch is active) before
     # reporting changes.
@@ -364,9 +389,17 @@ class Scheduler(Host):
         """Run until nothing can run any more; with `forever` (serve), wait for
         more work instead of returning.  Services (the LLM worker, chat
         channels) bring outside events in between turns; while one of them
-        still expects an event, the run goes on."""
+        still expects an event, the run goes on.  Returns 'stopped' when a
+        stop was requested (`request_stop`), after the services drained."""
+        self.bind_services()
         while True:
             w = self.world
+            if STOP.is_set():
+                for service in self.services:
+                    drain = getattr(service, 'drain', None)
+                    if drain is not None:
+                        drain(self)
+                return 'stopped'
             for service in self.services:
                 service.poll(self)
             for t in w.due_timers(time.time()):
@@ -388,6 +421,19 @@ class Scheduler(Host):
                     time.sleep(min(delay, 0.5))
             else:
                 break
+
+    def bind_services(self):
+        for service in self.services:
+            bind = getattr(service, 'bind', None)
+            if bind is not None:
+                bind(self)
+
+    def deliver(self, channel, thread_id, text):
+        """A bot message for a chat channel: it goes into the outbox in this
+        turn's transaction, and the channel sends it after the commit.  With
+        no such channel in this process it waits in the database for one."""
+        outbox(self.world).add(channel, thread_id, text)
+        self.wakeup.set()
 
     def transact(self, fn):
         """Run fn() in a transaction of its own and commit it (again after a

@@ -81,3 +81,47 @@ class World(Persistent):
         (ties in the order of their sleep calls)."""
         keys = list(self.timers.keys(max=(now, float('inf'))))
         return [self.timers.pop(k) for k in keys]
+
+
+class OutMessage(Persistent):
+    """A bot message waiting for its channel to send it.
+
+    Written in the turn that sent it, so it exists exactly when that turn
+    committed; the channel sends it after the commit and removes it when
+    the chat service confirmed.  `done` counts the pieces already confirmed
+    (a channel may have to send a long text in several pieces), and
+    `attempts` the sends begun, so a resend after a crash is known."""
+
+    def __init__(self, seq, channel, thread_id, text):
+        self.seq = seq
+        self.channel = channel
+        self.thread_id = thread_id
+        self.text = text
+        self.done = 0
+        self.attempts = 0
+
+
+class Outbox(Persistent):
+    """The database's outgoing messages, by sequence number (the order they
+    were sent in), and how they fared."""
+
+    def __init__(self):
+        self.next_seq = 1
+        self.pending = IOBTree()      # seq -> OutMessage
+        self.sent = 0                 # messages confirmed
+        self.resent = 0               # sends begun again after a crash
+        self.failed = 0               # messages the chat service refused for good
+
+    def add(self, channel, thread_id, text):
+        seq = self.next_seq
+        self.next_seq = seq + 1
+        m = self.pending[seq] = OutMessage(seq, channel, thread_id, text)
+        return m
+
+
+def outbox(world):
+    """The world's outbox, made on first use (databases made before it had one)."""
+    box = getattr(world, 'outbox', None)
+    if box is None:
+        box = world.outbox = Outbox()
+    return box

@@ -100,16 +100,8 @@ def b_llm_request(vm, prompt, schema, system, model, temperature):
 def b_now_in(vm, tz):
     """The current time in the IANA zone `tz` (the server's local zone when
     tz is none or unknown), in the `now()` form: message timestamps."""
-    from datetime import datetime, timezone
     from . import timefmt
-    if tz is None:
-        return timefmt.now_iso()
-    try:
-        from zoneinfo import ZoneInfo
-        zone = ZoneInfo(str(tz))
-    except Exception:
-        return timefmt.now_iso()
-    return timefmt.iso(datetime.fromtimestamp(timefmt.clock(), timezone.utc).astimezone(zone))
+    return timefmt.iso_at(timefmt.clock(), tz)
 
 
 def b_deliver(vm, channel, thread_id, text):

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from .printing import quote_str
 from .values import OstError, kind
 
-__all__ = ['clock', 'now_iso', 'format_time', 'iso']
+__all__ = ['clock', 'now_iso', 'format_time', 'iso', 'iso_at']
 
 clock = _time.time
 
@@ -39,6 +39,20 @@ def iso(dt):
 
 def _local(seconds):
     return datetime.fromtimestamp(seconds, timezone.utc).astimezone()
+
+
+def iso_at(seconds, tz=None):
+    """The time `seconds` (Unix) in the IANA zone `tz`, in the `now()` form;
+    in the server's local zone when tz is none or not a known zone."""
+    if tz is not None:
+        try:
+            from zoneinfo import ZoneInfo
+            zone = ZoneInfo(str(tz))
+        except Exception:
+            zone = None
+        if zone is not None:
+            return iso(datetime.fromtimestamp(seconds, timezone.utc).astimezone(zone))
+    return iso(_local(seconds))
 
 
 def now_iso():

@@ -1,0 +1,52 @@
+"""What every chat channel does with the `channels` module's objects.
+
+A channel (the console, Telegram) turns an incoming text into a `Message`
+appended to its `Thread`, inside the transaction that also acknowledges the
+text to its source; a thread's first message puts the thread into the
+database's `new_threads()` queue in that same transaction, so a crash loses
+no one and starts no one twice.  This module owns that step, so the
+channels differ only in how texts arrive and how replies leave.
+"""
+from __future__ import annotations
+
+from ..vm import ops
+from ..vm import timefmt
+from ..vm.values import OList, OMap
+
+
+def channels_module(world):
+    """The loaded `channels` module, or None while no program uses it (then
+    a channel keeps its input: nobody would read it)."""
+    m = world.modules.get('channels')
+    if m is None or type(m.ns.get('threads')) is not OMap:
+        return None
+    return m
+
+
+def new_user(world, user_id, name):
+    return ops.construct(channels_module(world).ns['User'], {'id': user_id, 'name': name})
+
+
+def receive(sched, key, channel, thread_id, user, text, when=None):
+    """Append the user's `text` to the thread `key` of the channels module
+    (made, for `user`, on its first message), stamped `when` (Unix seconds;
+    now by default) in the user's zone.  Returns the thread."""
+    ns = channels_module(sched.world).ns
+    threads = ns['threads']
+    thread = threads.d.get(key)
+    if thread is None:
+        thread = ops.construct(ns['Thread'], {'id': thread_id, 'channel': channel,
+                                              'user': user, 'messages': OList()})
+        threads.d[key] = thread
+        threads.changed()
+    messages = thread.get('messages')
+    first = not messages.items
+    stamp = timefmt.iso_at(timefmt.clock() if when is None else when, user.get('timezone'))
+    messages.items.append(ops.construct(ns['Message'], {'when': stamp, 'sender': user,
+                                                        'text': text}))
+    messages.changed()
+    if sched.world.watches:
+        sched.changed(messages)
+    if first:
+        sched.put(ns['threads_queue'], thread)
+    return thread
