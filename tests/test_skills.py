@@ -91,7 +91,7 @@ class Session:
                 shutil.copy(ROOT / 'skills' / name, tmp_path / name)
         self.db = str(tmp_path / 'db.fs')
 
-    def run(self, lines, hook=None, main=None):
+    def run(self, lines, hook=None, main=None, commit_every=None):
         out, err = io.StringIO(), io.StringIO()
         script = str(self.script)
         service = LLMService(lambda: LLMClient(LLMConfig(backend='scripted', script=script)),
@@ -100,7 +100,7 @@ class Session:
         store = Store(self.db)
         try:
             code = run_file(str(main or self.main), out, err, store=store,
-                            services=[service, console])
+                            services=[service, console], commit_every=commit_every)
         finally:
             service.close()
             store.close()
@@ -176,6 +176,17 @@ def test_the_seeds_two_exchanges(tmp_path, clock):
     earlier, current = when.split('The conversation so far')
     assert 'ann: around 12:30' in earlier
     assert current.split('\n')[1] == '[2025-03-14T16:05:00-04:00] ann: cookie just now'
+
+
+def test_every_change_is_stored(tmp_path, clock):
+    """The seed's session committing after every step and dropping the
+    object cache: a change the skills or the router forgot to store would
+    be lost."""
+    s = Session(tmp_path, clock)
+    code, out, err = s.run(LUNCH + ['16:05 cookie just now'], commit_every=1)
+    assert (code, err) == (0, '')
+    assert out.splitlines()[-2] == '   [2025-03-14T16:05:00-04:00] (just now) cookie'
+    assert s.thread()[:len(LUNCH_THREAD)] == LUNCH_THREAD
 
 
 def test_a_dialogue_resumes_in_the_next_run(tmp_path, clock):
