@@ -15,6 +15,7 @@ the numbers.  What must hold (issue 5, DESIGN.md §6):
 """
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -352,3 +353,59 @@ def test_appending_to_a_thread_of_10000_messages_writes_a_bounded_amount(tmp_pat
         store.close()
     assert big < 2 * small + 2000, (small, big)
     assert big < 16_000, big
+
+
+def test_two_users_use_the_diet_skill_at_once_over_one_model(tg, tmp_path):
+    """The seed's diet skill on Telegram: two users write at the same time,
+    their dialogues share the one scripted model (one request at a time), one
+    of them is asked a question, the bot is killed while that question
+    waits, and after the restart both logs are complete."""
+    diet = HERE.parent / 'skills' / 'diet.ost'
+    bot = Bot(tg, tmp_path, allowed='42,43', program=diet, OSTINATO_LLM='scripted',
+              OSTINATO_LLM_SCRIPT=str(HERE / 'skills' / 'telegram_diet.json'))
+    bot.start()
+    try:
+        tg.user_writes(ANN, 'I had porridge for breakfast', name='Ann')
+        tg.user_writes(43, 'cookie just now', name='Bo')
+        wait_until(replied(tg, 'About what time was breakfast?'), "Ann's question", bot)
+        wait_until(lambda: any('(just now) cookie' in t for t in texts(tg, 43)), "Bo's log", bot)
+        bot.kill()
+        bot.start()
+        tg.user_writes(ANN, '8am', name='Ann')
+        wait_until(lambda: any('(breakfast) porridge' in t for t in texts(tg)), "Ann's log", bot)
+    finally:
+        bot.stop()
+    assert texts(tg) == ['About what time was breakfast?',
+                         'Your diet log to date:\n   [2025-03-14T08:00:00+00:00] (breakfast) porridge\n']
+    assert texts(tg, 43) == ['Your diet log to date:\n   [2025-03-14T16:05:00+00:00] (just now) cookie\n']
+    log = subprocess.run(OSTINATO + ['log', '--json', '--db', str(bot.db)], capture_output=True,
+                         text=True, env=bot.env)
+    tasks = {json.loads(line)['task_id'] for line in log.stdout.splitlines()}
+    assert len(tasks) == 2, log.stdout            # one dialogue per user, one queue
+
+
+def test_editing_the_skill_while_a_dialogue_waits_takes_effect_under_serve(tg, tmp_path):
+    """`serve` notices the edited skill file and upgrades it in place: the
+    waiting dialogue's later calls run the new code, with no restart (its
+    running frames finish with the code they started with, LANGUAGE.md §16)."""
+    diet = tmp_path / 'diet.ost'
+    diet.write_text((HERE.parent / 'skills' / 'diet.ost').read_text())
+    bot = Bot(tg, tmp_path, command='serve', program=diet, OSTINATO_LLM='scripted',
+              OSTINATO_LLM_SCRIPT=str(HERE / 'skills' / 'telegram_diet.json'))
+    bot.start()
+
+    def diet_module_is(status):
+        info = subprocess.run(OSTINATO + ['db', 'info', '--db', str(bot.db)],
+                              capture_output=True, text=True, env=bot.env).stdout
+        return any(line.split()[:1] == ['diet'] and line.split()[-1] == status
+                   for line in info.splitlines())
+    try:
+        tg.user_writes(ANN, 'I had porridge for breakfast', name='Ann')
+        wait_until(replied(tg, 'About what time was breakfast?'), "Ann's question", bot)
+        diet.write_text(diet.read_text().replace('({e.when_text})', '<{e.when_text}>'))
+        wait_until(lambda: diet_module_is('unchanged'), 'serve to load the edited file', bot)
+        tg.user_writes(ANN, '8am', name='Ann')
+        wait_until(lambda: len(texts(tg)) == 2, "Ann's log", bot)
+    finally:
+        bot.stop(signal.SIGTERM)
+    assert texts(tg)[1] == 'Your diet log to date:\n   [2025-03-14T08:00:00+00:00] <breakfast> porridge\n'
