@@ -7,9 +7,9 @@ instructions -- loads, stores, int arithmetic, comparisons, conditional and
 plain jumps -- into one generated Python function, a *block*, and gives the
 loop a process-local copy of a Code's instructions in which the first
 instruction of each block is replaced by `(RUN_BLOCK, function)`.  The copy
-lives in volatile attributes of the Code (`_v_run`, `_v_call`): it is never
-stored, and is rebuilt after a restart or when the database drops the Code
-from memory.
+lives in volatile attributes of the Code (`_v_run`, `_v_call`) and of the
+Functions that run it (`_v_call`): it is never stored, and is rebuilt after a
+restart or when the database drops the object from memory.
 
 A block keeps the values that its instructions would push in Python
 variables and returns the pc to go on at.  It never raises and never stops
@@ -27,7 +27,8 @@ from ..compiler.code import (ADD, CALL, CONST, DUP, EQ, FOR_ITER, GE, GT, JUMP, 
                              JUMP_IF_FALSE_OR_POP, JUMP_IF_NOT_NONE,
                              JUMP_IF_NOT_NONE_OR_POP, JUMP_IF_TRUE, JUMP_IF_TRUE_OR_POP,
                              JUMP_UNWIND, KNOWN, LE, LOAD_GLOBAL, LOAD_LOCAL, LT, MOD, MUL, NE,
-                             NOT, POP, SETUP_TRY, STORE_GLOBAL, STORE_LOCAL, SUB,
+                             NOT, POP, RETURN, RETURN_CONST, RETURN_LOCAL, SETUP_TRY,
+                             STORE_GLOBAL, STORE_LOCAL, SUB,
                              WATCH_END_BANG, WATCH_END_UNTIL, WATCH_END_WHILE)
 from . import ops
 from . import values as V
@@ -39,6 +40,10 @@ RUN_BLOCK = -1     # only in the loop's copy of the instructions, never in a Cod
 # path the block returns (callee, [arguments]) instead of pushing them, so the
 # loop can make the callee's frame from them directly.
 RUN_CALL_BLOCK = -2
+# A block that ends with a return (RETURN, RETURN_LOCAL or RETURN_CONST):
+# where it returns, the block gives (value, pc after the return instruction)
+# and the loop returns the value from the frame.
+RUN_RETURN_BLOCK = -3
 
 SIMPLE = frozenset([LOAD_LOCAL, CONST, LOAD_GLOBAL, STORE_LOCAL, STORE_GLOBAL, POP, DUP,
                     ADD, SUB, MUL, MOD, LT, LE, GT, GE, EQ, NE, NOT, KNOWN,
@@ -53,6 +58,8 @@ _TARGET_IS_ARG = (JUMP, JUMP_IF_FALSE, JUMP_IF_TRUE, JUMP_IF_FALSE_OR_POP,
 _TARGET_IS_ARG0 = (FOR_ITER, JUMP_UNWIND)
 
 MAX_BLOCK = 200    # instructions per block, to bound the generated code
+
+_RETURNS = (RETURN, RETURN_LOCAL, RETURN_CONST)
 
 _BINARY = {ADD: '+', SUB: '-', MUL: '*', MOD: '%', LT: '<', LE: '<=', GT: '>', GE: '>='}
 _COMPARES = (LT, LE, GT, GE)
@@ -76,6 +83,25 @@ def call_layout(code):
         run = code._v_run = translate(code.instrs)
         layout = code._v_call = (run, code.nparams, code.nlocals)
         return layout
+
+
+def function_layout(f):
+    """(code, runnable instructions, nparams, nlocals, module): what a fast call
+    of the Function `f` reads, kept in a volatile attribute of `f` so that the
+    call reads one attribute of one persistent object.  Whoever gives `f` other
+    code drops it (`forget_layout`); so does the database, with the rest of
+    `f`'s state, when `f` changes elsewhere."""
+    code = f.code
+    run, nparams, nlocals = call_layout(code)
+    layout = f._v_call = (code, run, nparams, nlocals, f.module)
+    return layout
+
+
+def forget_layout(f):
+    try:
+        del f._v_call
+    except AttributeError:
+        pass
 
 
 def translate(instrs):
@@ -104,6 +130,8 @@ def translate(instrs):
             todo.append(after)
         if block.call is not None:
             run[s] = (RUN_CALL_BLOCK, (_compile_on_first_run(run, s, block),) + block.call)
+        elif block.returns:    # saves the return its own dispatch
+            run[s] = (RUN_RETURN_BLOCK, _compile_on_first_run(run, s, block))
         elif covered >= 2:     # one instruction runs as fast on its own
             run[s] = (RUN_BLOCK, _compile_on_first_run(run, s, block))
     return run
@@ -118,7 +146,7 @@ def _compile_on_first_run(run, start, block):
         if block.call is not None:
             run[start] = (RUN_CALL_BLOCK, (fn,) + block.call)
         else:
-            run[start] = (RUN_BLOCK, fn)
+            run[start] = (RUN_RETURN_BLOCK if block.returns else RUN_BLOCK, fn)
         return fn(stack, locs, ns, module, reads, waiters, host)
     return first_run
 
@@ -137,6 +165,7 @@ class _Block:
         self.ntemps = 0
         self.read_module = False
         self.call = None      # (pc of the CALL, nargs, callee name): see RUN_CALL_BLOCK
+        self.returns = False  # it ends with a return: see RUN_RETURN_BLOCK
 
     # --------------------------------------------------------------- helpers
     def emit(self, line, indent=1):
@@ -163,14 +192,17 @@ class _Block:
         self.pull(1)
         return self.vstack.pop()
 
-    def leave(self, pc, indent=1, vstack=None, general=False):
-        """Lines that push the block's values and return `pc`; `general`: to run
-        the plain instruction at pc, which takes its general path."""
-        vs = self.vstack if vstack is None else vstack
+    def leave_values(self, vs, indent=1):
+        """Lines that push the values in `vs` (vstack entries) on the stack."""
         if len(vs) == 1:
             self.emit('stack.append(%s)' % vs[0][0], indent)
         elif vs:
             self.emit('stack.extend((%s,))' % ', '.join(e for e, _ in vs), indent)
+
+    def leave(self, pc, indent=1, vstack=None, general=False):
+        """Lines that push the block's values and return `pc`; `general`: to run
+        the plain instruction at pc, which takes its general path."""
+        self.leave_values(self.vstack if vstack is None else vstack, indent)
         # None: the block's own first instruction, which the loop then runs plainly.
         self.emit('return %s' % (None if general and pc == self.start else pc), indent)
 
@@ -180,13 +212,23 @@ class _Block:
         returned (the loop pushes them back if it takes the general way)."""
         self.pull(nargs + 1)
         vs = self.vstack
-        below = vs[:-(nargs + 1)]
-        if len(below) == 1:
-            self.emit('stack.append(%s)' % below[0][0])
-        elif below:
-            self.emit('stack.extend((%s,))' % ', '.join(e for e, _ in below))
+        self.leave_values(vs[:-(nargs + 1)])
         self.emit('return (%s, [%s])' % (vs[-(nargs + 1)][0],
                                          ', '.join(e for e, _ in vs[-nargs:]) if nargs else ''))
+
+    def leave_for_return(self, pc, op, arg):
+        """Lines that end the block with the return instruction at `pc`: what
+        the block pushed below the returned value goes on the stack, as the
+        plain instructions would leave it, and (value, pc after) is returned."""
+        if op == RETURN:
+            self.pull(1)
+            e = self.vstack.pop()[0]
+            after = pc + 1
+        else:       # fused: the RETURN after it stays in place
+            e = 'locs[%d]' % arg if op == RETURN_LOCAL else self.const(arg)
+            after = pc + 2
+        self.leave_values(self.vstack)
+        self.emit('return (%s, %d)' % (e, after))
 
     def guard(self, pc, test):
         """Go the general way (the plain instruction at pc) unless `test` holds."""
@@ -207,6 +249,9 @@ class _Block:
                 if op == CALL and not arg[1] and pc != self.start and pc not in self.starts:
                     self.leave_for_call(pc, arg[0])
                     self.call = (pc, arg[0], arg[2])
+                elif op in _RETURNS and pc != self.start and pc not in self.starts:
+                    self.leave_for_return(pc, op, arg)
+                    self.returns = True
                 else:
                     self.leave(pc)
                 covered, after = pc - self.start, pc
