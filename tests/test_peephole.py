@@ -226,6 +226,36 @@ def sum_to(n):
     return n + sum_to(n - 1)
 print(sum_to(3000))
 ''',
+    'copied_jump_targets': '''
+def pick(c, a, b):
+    x = (if c then a else b) + 1
+    if x > 3:
+        y = x * 2
+    else:
+        y = x - 1
+    return if y > 5 then y - 5 else y + 100
+def safely(c, a, b):
+    try:
+        return pick(c, a, b)
+    catch e:
+        return "{e.message} {e.where}"
+print(pick(true, 1, 2), pick(false, 1, 5), pick(true, 1.5, 2), pick(false, 1, 9))
+print(safely(false, 1, 'q'), safely(1, 2, 3), safely(true, 'a', 'b'), safely(true, none, 1))
+def sign(n):
+    if n < 0:
+        return -1
+    else if n == 0:
+        return 0
+    return 1
+print([sign(k) for k in [-2, 0, 3, 1.5, -0.5]])
+n = 0
+while n < 20:
+    if n % 3 == 0:
+        n = n + 2
+    else:
+        n = n + 1
+print(n)
+''',
     'comprehensions': '''
 xs = [i * i for i in 0..10 if i % 2 == 0]
 print(xs, [k + 1 for k in xs if k > 10])
@@ -300,7 +330,7 @@ def test_blocks_replace_only_their_first_instruction():
     run_list = blocks.runnable(code)
     assert len(run_list) == len(code.instrs)
     starts = [i for i, ins in enumerate(run_list)
-              if ins[0] in (blocks.RUN_BLOCK, blocks.RUN_CALL_BLOCK, blocks.RUN_RETURN_BLOCK)]
+              if ins[0] == blocks.RUN_BLOCK]
     assert starts
     for i, ins in enumerate(run_list):
         if i not in starts:

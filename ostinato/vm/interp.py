@@ -28,7 +28,7 @@ from .values import (BUILTINS, Builtin, Curried, Frame, Function, OList, OMap, O
 from . import values as V
 from . import builtins as _builtins  # noqa: F401 -- registers the built-ins
 from .taskbuiltins import Suspend
-from .blocks import RUN_BLOCK, RUN_CALL_BLOCK, RUN_RETURN_BLOCK, forget_layout, function_layout, runnable
+from .blocks import RUN_BLOCK, forget_layout, function_layout, runnable
 
 WATCH = 'watch'      # marker in Frame.handlers for an active watched evaluation
 _MISSING = object()
@@ -345,6 +345,9 @@ class VM:
         # For each light activation, in call order: (its code, its Function,
         # then its caller's loop state: frame -- None when light too --, instrs,
         # stack, locals, pc, module, ns), to resume the caller on return.
+        # Every way out of the loop but an interruption (KeyboardInterrupt,
+        # after which the runtime drops the task's unstored state) makes the
+        # Frames first: a task's frames are what is stored and resumed.
         callers = []
         try:
             while True:
@@ -356,23 +359,14 @@ class VM:
                     ticks -= 1
                     if ticks < 0:
                         return self._pause(task, frame, pc - 1, callers, stack, locs)
-                    nxt = arg(stack, locs, ns, module, reads, waiters, host)
-                    if nxt is not None:
-                        pc = nxt
+                    r = arg(stack, locs, ns, module, reads, waiters, host)
+                    tr = type(r)
+                    if tr is int:
+                        pc = r
                         continue
-                    # Its first instruction goes the general way: run that here.
-                    op, arg = (frame.code if frame is not None
-                               else callers[-1][0]).instrs[pc - 1]
-                elif op == RUN_CALL_BLOCK:
-                    # A block and the CALL after it (see blocks.RUN_CALL_BLOCK),
-                    # counted as the two steps they are.
-                    ticks -= 1
-                    if ticks < 0:
-                        return self._pause(task, frame, pc - 1, callers, stack, locs)
-                    fn, cpc, nargs, callee_name = arg
-                    r = fn(stack, locs, ns, module, reads, waiters, host)
-                    if type(r) is tuple:
-                        f, argv = r
+                    if tr is tuple:
+                        # A CALL (see blocks.RUN_BLOCK), counted as the step it is.
+                        f, argv, cpc, nargs = r
                         if type(f) is Function:
                             try:
                                 fcode, finstrs, nparams, nlocals, fmodule = f._v_call
@@ -395,7 +389,7 @@ class VM:
                                     ns = module.ns
                                 continue
                         elif type(f) is Builtin and not f.ctx and ticks > 0 \
-                                and len(argv) == len(f.params):
+                                and nargs == len(f.params):
                             ticks -= 1
                             pc = cpc + 1
                             if reads is not None:
@@ -411,31 +405,20 @@ class VM:
                         stack.extend(argv)
                         pc = cpc
                         continue
-                    if r is not None:
-                        pc = r
-                        continue
-                    op, arg = (frame.code if frame is not None
-                               else callers[-1][0]).instrs[pc - 1]
-                elif op == RUN_RETURN_BLOCK:
-                    ticks -= 1
-                    if ticks < 0:
-                        return self._pause(task, frame, pc - 1, callers, stack, locs)
-                    r = arg(stack, locs, ns, module, reads, waiters, host)
-                    if type(r) is tuple:
+                    if tr is list:
+                        # A return: [value, pc after the return instruction].
                         if frame is None:
                             v = r[0]
                             _, _, frame, instrs, stack, locs, pc, module, ns = callers.pop()
                             stack.append(v)
                             continue
                         # A Frame returns the general way: as a RETURN_CONST of
-                        # the value just before the pc after the return.
+                        # the value just before that pc.
                         arg, pc = r
                         pc -= 1
                         op = RETURN_CONST
-                    elif r is not None:
-                        pc = r
-                        continue
                     else:
+                        # Its first instruction goes the general way: run that here.
                         op, arg = (frame.code if frame is not None
                                    else callers[-1][0]).instrs[pc - 1]
                 if op == CALL:
@@ -1130,10 +1113,6 @@ class VM:
                                where_of(frame, max(pc - 1, 0)))
             task.internal_error = True
             self._raise(task, frame, pc, value)
-        finally:
-            # Every way out makes Frames of the light activations first (a
-            # task's frames are what is stored, inspected and resumed).
-            assert not callers, 'the loop stopped in a light activation'
 
     # -------------------------------------------------------------- helpers
     def check_may_wait(self, task):
