@@ -173,6 +173,89 @@ def grow(n):
     return acc
 print(grow(3))
 ''',
+    'frames_of_fast_calls': '''
+def make(n):
+    base = n * 10
+    def add(x):
+        return base + x
+    return add
+def via(n):
+    return make(n)
+adders = [via(i) for i in 0..3]
+print([a(1) for a in adders])
+def names(n):
+    if n == 0:
+        out = []
+        f = __caller__
+        while f?:
+            append(out, f.n)
+            f = f.__caller__
+        return [out, __goal__, __parent__ == __caller__]
+    return names(n - 1)
+print(names(4))
+def boom(n):
+    if n == 0:
+        return 1 + 'x'
+    return boom(n - 1)
+def catcher(n):
+    try:
+        return boom(n)
+    catch e:
+        return e.where
+print(catcher(5))
+def outer(n):
+    k = n + 1
+    def inner(m):
+        if m == 0:
+            return k
+        return inner(m - 1)
+    return inner(n)
+print(outer(5))
+def leaf(n):
+    return n * 2
+def spawner(n):
+    if n == 0:
+        return spawn(leaf, 21)
+    return spawner(n - 1)
+t = spawner(3)
+wait until t.done
+print(t.result)
+def sum_to(n):
+    if n == 0:
+        return 0
+    return n + sum_to(n - 1)
+print(sum_to(3000))
+''',
+    'copied_jump_targets': '''
+def pick(c, a, b):
+    x = (if c then a else b) + 1
+    if x > 3:
+        y = x * 2
+    else:
+        y = x - 1
+    return if y > 5 then y - 5 else y + 100
+def safely(c, a, b):
+    try:
+        return pick(c, a, b)
+    catch e:
+        return "{e.message} {e.where}"
+print(pick(true, 1, 2), pick(false, 1, 5), pick(true, 1.5, 2), pick(false, 1, 9))
+print(safely(false, 1, 'q'), safely(1, 2, 3), safely(true, 'a', 'b'), safely(true, none, 1))
+def sign(n):
+    if n < 0:
+        return -1
+    else if n == 0:
+        return 0
+    return 1
+print([sign(k) for k in [-2, 0, 3, 1.5, -0.5]])
+n = 0
+while n < 20:
+    if n % 3 == 0:
+        n = n + 2
+    else:
+        n = n + 1
+print(n)
+''',
     'comprehensions': '''
 xs = [i * i for i in 0..10 if i % 2 == 0]
 print(xs, [k + 1 for k in xs if k > 10])
@@ -247,7 +330,7 @@ def test_blocks_replace_only_their_first_instruction():
     run_list = blocks.runnable(code)
     assert len(run_list) == len(code.instrs)
     starts = [i for i, ins in enumerate(run_list)
-              if ins[0] in (blocks.RUN_BLOCK, blocks.RUN_CALL_BLOCK)]
+              if ins[0] == blocks.RUN_BLOCK]
     assert starts
     for i, ins in enumerate(run_list):
         if i not in starts:

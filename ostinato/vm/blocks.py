@@ -7,9 +7,9 @@ instructions -- loads, stores, int arithmetic, comparisons, conditional and
 plain jumps -- into one generated Python function, a *block*, and gives the
 loop a process-local copy of a Code's instructions in which the first
 instruction of each block is replaced by `(RUN_BLOCK, function)`.  The copy
-lives in volatile attributes of the Code (`_v_run`, `_v_call`): it is never
-stored, and is rebuilt after a restart or when the database drops the Code
-from memory.
+lives in volatile attributes of the Code (`_v_run`, `_v_call`) and of the
+Functions that run it (`_v_call`): it is never stored, and is rebuilt after a
+restart or when the database drops the object from memory.
 
 A block keeps the values that its instructions would push in Python
 variables and returns the pc to go on at.  It never raises and never stops
@@ -20,6 +20,12 @@ instruction's pc, so the plain instruction runs next and computes the
 general case or reports the error at its own position.  Before and after a
 block the frame (pc, value stack, locals) is exactly what the plain
 instructions leave, so the loop may stop at any block boundary.
+
+A block may also end at a CALL with positional arguments only, or at a
+return, and hand the callee and arguments, or the returned value, straight
+to the loop (see RUN_BLOCK).  Where it jumps forward to a short block, it
+goes on with a copy of that block's code instead of returning, so that an
+`if`/`else`, or a test and the call after it, runs as one block.
 """
 from __future__ import annotations
 
@@ -27,18 +33,25 @@ from ..compiler.code import (ADD, CALL, CONST, DUP, EQ, FOR_ITER, GE, GT, JUMP, 
                              JUMP_IF_FALSE_OR_POP, JUMP_IF_NOT_NONE,
                              JUMP_IF_NOT_NONE_OR_POP, JUMP_IF_TRUE, JUMP_IF_TRUE_OR_POP,
                              JUMP_UNWIND, KNOWN, LE, LOAD_GLOBAL, LOAD_LOCAL, LT, MOD, MUL, NE,
-                             NOT, POP, SETUP_TRY, STORE_GLOBAL, STORE_LOCAL, SUB,
+                             NOT, POP, RETURN, RETURN_CONST, RETURN_LOCAL, SETUP_TRY,
+                             STORE_GLOBAL, STORE_LOCAL, SUB,
                              WATCH_END_BANG, WATCH_END_UNTIL, WATCH_END_WHILE)
 from . import ops
 from . import values as V
 from .values import BUILTINS
 
-RUN_BLOCK = -1     # only in the loop's copy of the instructions, never in a Code
-# A block that ends right before a CALL with positional arguments only: its
-# argument is (function, pc of the CALL, nargs, callee name).  On its fast
-# path the block returns (callee, [arguments]) instead of pushing them, so the
-# loop can make the callee's frame from them directly.
-RUN_CALL_BLOCK = -2
+# Only in the loop's copy of the instructions, never in a Code.  The block
+# function returns:
+#   an int                 the pc to go on at;
+#   None                   its first instruction takes its general path: the
+#                          loop runs that plain instruction;
+#   a tuple (callee, [arguments], pc of the CALL, number of arguments)
+#                          at a CALL: the loop makes the call from them (or
+#                          pushes them back and runs the plain CALL);
+#   a list [value, pc after the return instruction]
+#                          at RETURN, RETURN_LOCAL or RETURN_CONST: the loop
+#                          returns the value from the frame.
+RUN_BLOCK = -1
 
 SIMPLE = frozenset([LOAD_LOCAL, CONST, LOAD_GLOBAL, STORE_LOCAL, STORE_GLOBAL, POP, DUP,
                     ADD, SUB, MUL, MOD, LT, LE, GT, GE, EQ, NE, NOT, KNOWN,
@@ -53,6 +66,12 @@ _TARGET_IS_ARG = (JUMP, JUMP_IF_FALSE, JUMP_IF_TRUE, JUMP_IF_FALSE_OR_POP,
 _TARGET_IS_ARG0 = (FOR_ITER, JUMP_UNWIND)
 
 MAX_BLOCK = 200    # instructions per block, to bound the generated code
+# A forward jump goes on with a copy of the target's block when that block
+# covers at most this many instructions.  Copies do not copy further, so a
+# block's code grows by at most this much per jump.
+MAX_INLINE = 16
+
+_RETURNS = (RETURN, RETURN_LOCAL, RETURN_CONST)
 
 _BINARY = {ADD: '+', SUB: '-', MUL: '*', MOD: '%', LT: '<', LE: '<=', GT: '>', GE: '>='}
 _COMPARES = (LT, LE, GT, GE)
@@ -76,6 +95,25 @@ def call_layout(code):
         run = code._v_run = translate(code.instrs)
         layout = code._v_call = (run, code.nparams, code.nlocals)
         return layout
+
+
+def function_layout(f):
+    """(code, runnable instructions, nparams, nlocals, module): what a fast call
+    of the Function `f` reads, kept in a volatile attribute of `f` so that the
+    call reads one attribute of one persistent object.  Whoever gives `f` other
+    code drops it (`forget_layout`); so does the database, with the rest of
+    `f`'s state, when `f` changes elsewhere."""
+    code = f.code
+    run, nparams, nlocals = call_layout(code)
+    layout = f._v_call = (code, run, nparams, nlocals, f.module)
+    return layout
+
+
+def forget_layout(f):
+    try:
+        del f._v_call
+    except AttributeError:
+        pass
 
 
 def translate(instrs):
@@ -102,9 +140,9 @@ def translate(instrs):
         covered, after = block.build()
         if after is not None and after < n:
             todo.append(after)
-        if block.call is not None:
-            run[s] = (RUN_CALL_BLOCK, (_compile_on_first_run(run, s, block),) + block.call)
-        elif covered >= 2:     # one instruction runs as fast on its own
+        # One instruction runs as fast on its own, unless the block saves a
+        # call or a return its dispatch.
+        if covered >= 2 or block.hands_over:
             run[s] = (RUN_BLOCK, _compile_on_first_run(run, s, block))
     return run
 
@@ -115,10 +153,7 @@ def _compile_on_first_run(run, start, block):
     never) and puts it in its place."""
     def first_run(stack, locs, ns, module, reads, waiters, host):
         fn = block.function()
-        if block.call is not None:
-            run[start] = (RUN_CALL_BLOCK, (fn,) + block.call)
-        else:
-            run[start] = (RUN_BLOCK, fn)
+        run[start] = (RUN_BLOCK, fn)
         return fn(stack, locs, ns, module, reads, waiters, host)
     return first_run
 
@@ -126,7 +161,7 @@ def _compile_on_first_run(run, start, block):
 class _Block:
     """Generates the function for the block starting at `start`."""
 
-    def __init__(self, instrs, start, starts):
+    def __init__(self, instrs, start, starts, copy=False):
         self.instrs = instrs
         self.start = start
         self.starts = starts
@@ -136,11 +171,13 @@ class _Block:
         self.vstack = []      # (python expression, kind): the values pushed so far
         self.ntemps = 0
         self.read_module = False
-        self.call = None      # (pc of the CALL, nargs, callee name): see RUN_CALL_BLOCK
+        self.hands_over = False   # some path hands a call or a return to the loop
+        self.indent = 0       # added to every emitted line's indent
+        self.copying = copy   # generating a copy of a jump target's block
 
     # --------------------------------------------------------------- helpers
     def emit(self, line, indent=1):
-        self.lines.append('    ' * indent + line)
+        self.lines.append('    ' * (self.indent + indent) + line)
 
     def temp(self):
         self.ntemps += 1
@@ -163,14 +200,17 @@ class _Block:
         self.pull(1)
         return self.vstack.pop()
 
-    def leave(self, pc, indent=1, vstack=None, general=False):
-        """Lines that push the block's values and return `pc`; `general`: to run
-        the plain instruction at pc, which takes its general path."""
-        vs = self.vstack if vstack is None else vstack
+    def leave_values(self, vs, indent=1):
+        """Lines that push the values in `vs` (vstack entries) on the stack."""
         if len(vs) == 1:
             self.emit('stack.append(%s)' % vs[0][0], indent)
         elif vs:
             self.emit('stack.extend((%s,))' % ', '.join(e for e, _ in vs), indent)
+
+    def leave(self, pc, indent=1, vstack=None, general=False):
+        """Lines that push the block's values and return `pc`; `general`: to run
+        the plain instruction at pc, which takes its general path."""
+        self.leave_values(self.vstack if vstack is None else vstack, indent)
         # None: the block's own first instruction, which the loop then runs plainly.
         self.emit('return %s' % (None if general and pc == self.start else pc), indent)
 
@@ -180,13 +220,24 @@ class _Block:
         returned (the loop pushes them back if it takes the general way)."""
         self.pull(nargs + 1)
         vs = self.vstack
-        below = vs[:-(nargs + 1)]
-        if len(below) == 1:
-            self.emit('stack.append(%s)' % below[0][0])
-        elif below:
-            self.emit('stack.extend((%s,))' % ', '.join(e for e, _ in below))
-        self.emit('return (%s, [%s])' % (vs[-(nargs + 1)][0],
-                                         ', '.join(e for e, _ in vs[-nargs:]) if nargs else ''))
+        self.leave_values(vs[:-(nargs + 1)])
+        self.emit('return (%s, [%s], %d, %d)' % (
+            vs[-(nargs + 1)][0], ', '.join(e for e, _ in vs[-nargs:]) if nargs else '',
+            pc, nargs))
+
+    def leave_for_return(self, pc, op, arg):
+        """Lines that end the block with the return instruction at `pc`: what
+        the block pushed below the returned value goes on the stack, as the
+        plain instructions would leave it, and (value, pc after) is returned."""
+        if op == RETURN:
+            self.pull(1)
+            e = self.vstack.pop()[0]
+            after = pc + 1
+        else:       # fused: the RETURN after it stays in place
+            e = 'locs[%d]' % arg if op == RETURN_LOCAL else self.const(arg)
+            after = pc + 2
+        self.leave_values(self.vstack)
+        self.emit('return [%s, %d]' % (e, after))
 
     def guard(self, pc, test):
         """Go the general way (the plain instruction at pc) unless `test` holds."""
@@ -198,29 +249,55 @@ class _Block:
     def build(self):
         """Generate the block: (instructions it covers, pc where the next
         block may start or None)."""
+        return self.run_from(self.start)
+
+    def run_from(self, start):
+        """Generate the straight-line code from `start` (the block's own start,
+        or a jump target being copied) to where it ends."""
         instrs = self.instrs
-        pc = self.start
+        pc = start
         while True:
             op, arg = instrs[pc]
-            if op not in SIMPLE or (pc != self.start and pc in self.starts) \
-                    or pc - self.start >= MAX_BLOCK:
-                if op == CALL and not arg[1] and pc != self.start and pc not in self.starts:
+            if op not in SIMPLE or (pc != start and pc in self.starts) \
+                    or pc - start >= MAX_BLOCK:
+                if op == CALL and not arg[1] and pc != start and pc not in self.starts:
                     self.leave_for_call(pc, arg[0])
-                    self.call = (pc, arg[0], arg[2])
+                    self.hands_over = True
+                elif op in _RETURNS and pc != start and pc not in self.starts:
+                    self.leave_for_return(pc, op, arg)
+                    self.hands_over = True
                 else:
                     self.leave(pc)
-                covered, after = pc - self.start, pc
-                break
+                return pc - start, pc
             nxt = self.step(pc, op, arg)
             if nxt is None:          # a jump that ends the block
-                covered, after = pc + 1 - self.start, None
-                break
+                return pc + 1 - start, None
             if nxt == pc:            # never fast here: the plain instruction runs
                 self.leave(pc)
-                covered, after = pc - self.start, pc + 1
-                break
+                return pc - start, pc + 1
             pc = nxt
-        return covered, after
+
+    def jump(self, pc, target, indent):
+        """Lines for the jump at `pc` to `target`: return the target, or go on
+        with a copy of the target's block (see MAX_INLINE)."""
+        if self.copying or target <= pc or self.instrs[target][0] not in SIMPLE:
+            self.leave(target, indent)
+            return
+        probe = _Block(self.instrs, target, self.starts, copy=True)
+        probe.vstack = list(self.vstack)
+        covered, _ = probe.build()
+        if covered > MAX_INLINE:
+            self.leave(target, indent)
+            return
+        # The copy goes on from the values this block holds; every path of it
+        # ends in a return, so what follows the jump sees the state as it was.
+        saved = self.vstack, self.read_module, self.indent
+        self.vstack = list(self.vstack)
+        self.copying = True
+        self.indent += indent - 1
+        self.run_from(target)
+        self.vstack, self.read_module, self.indent = saved
+        self.copying = False
 
     def function(self):
         src = 'def block(stack, locs, ns, module, reads, waiters, host):\n' + \
@@ -299,16 +376,16 @@ class _Block:
             e, kind = vs.pop()
             if kind == 'bool':
                 self.emit('if %s%s:' % ('not ' if op == JUMP_IF_FALSE else '', e))
-                self.leave(arg, 2)
+                self.jump(pc, arg, 2)
             else:
                 jump_on, go_on = ('False', 'True') if op == JUMP_IF_FALSE else ('True', 'False')
                 self.emit('if %s is %s:' % (e, jump_on))
-                self.leave(arg, 2)
+                self.jump(pc, arg, 2)
                 self.emit('if %s is not %s:' % (e, go_on))
                 # Not a bool: the plain jump reports it.
                 self.leave(pc, 2, vs + [(e, kind)], general=True)
         elif op == JUMP:
-            self.leave(arg)
+            self.jump(pc, arg, 1)
             return None
         return pc + 1
 

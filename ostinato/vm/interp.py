@@ -3,9 +3,12 @@
 One loop runs the top frame of one task.  A call pushes a frame and a return
 pops it: the loop never recurses in Python for an Ostinato call, so a task can
 stop after any instruction with its whole state in its frames (code, pc,
-value stack, locals, try handlers) -- plain data that pickles.  Runs of
-straight-line instructions are executed as blocks (see `blocks`), which leave
-the frame exactly as the plain instructions would.
+value stack, locals, try handlers) -- plain data that pickles.  A call the
+loop can make quickly makes no Frame at first: it runs as a *light
+activation* (its state in the loop's variables) and gets its Frame when
+something needs it, at the latest when the loop stops.  Runs of
+straight-line instructions are executed as blocks (see `blocks`), which
+leave the frame exactly as the plain instructions would.
 
 The loop returns to its caller (the scheduler, in `runtime/`) when the task
 ends, fails, suspends (a built-in asked for something from outside: time, a
@@ -25,7 +28,7 @@ from .values import (BUILTINS, Builtin, Curried, Frame, Function, OList, OMap, O
 from . import values as V
 from . import builtins as _builtins  # noqa: F401 -- registers the built-ins
 from .taskbuiltins import Suspend
-from .blocks import RUN_BLOCK, RUN_CALL_BLOCK, call_layout, runnable
+from .blocks import RUN_BLOCK, forget_layout, function_layout, runnable
 
 WATCH = 'watch'      # marker in Frame.handlers for an active watched evaluation
 _MISSING = object()
@@ -150,13 +153,36 @@ def where_of(frame, pc):
     return '%s:%d:%d' % (frame.code.filename, line, col)
 
 
-def _sync_callers(callers):
-    """Write the pc kept in each of the loop's `callers` entries to its calling
-    frame (setting pc also marks a stored frame changed), then forget them:
-    written once, as unwinding may move a caller's pc on."""
-    for entry in callers:
-        entry[1].pc = entry[5]
+def _materialize(callers, stack, locs):
+    """Turn the light activations in the loop's `callers` into Frames, each
+    with its caller's pc written (which also marks a stored caller changed),
+    and forget the entries.  `stack` and `locs` are the running (top) light
+    activation's.  Returns the top Frame."""
+    top = None
+    last = len(callers) - 1
+    for i, (fcode, f, caller, _, _, _, cpc, _, _) in enumerate(callers):
+        if caller is None:          # the light activation of the entry before
+            caller = top
+        caller.pc = cpc
+        if i < last:
+            below = callers[i + 1]
+            fstack, flocs = below[4], below[5]
+        else:
+            fstack, flocs = stack, locs
+        fr = Frame.__new__(Frame)
+        # In no database yet: the attributes go straight into its dict, past
+        # Persistent's change tracking.
+        d = fr.__dict__
+        d['code'] = fcode
+        d['goal'] = f
+        d['module'] = f.module
+        d['parent'] = f.parent
+        d['caller'] = caller
+        d['stack'] = fstack
+        d['locals'] = flocs
+        top = fr
     del callers[:]
+    return top
 
 
 class VM:
@@ -292,8 +318,10 @@ class VM:
             raise _Unwound()
         raise _TaskOver(r)
 
-    def _pause(self, task, frame, pc):
+    def _pause(self, task, frame, pc, callers, stack, locs):
         """Stop before the instruction at `pc`: the slice is used up."""
+        if frame is None:
+            frame = _materialize(callers, stack, locs)
         frame.pc = pc
         frame._p_changed = True
         task.frame = frame
@@ -310,9 +338,16 @@ class VM:
         module = frame.module
         ns = module.ns if module is not None else None
         builtins_get = BUILTINS.get
-        # For each frame this run made with a fast call and that is still
-        # running: (that frame, the loop state of its caller), to resume the
-        # caller on return without reading its state back.
+        # A fast call makes no Frame: it runs as a *light activation*, with
+        # `frame` None, until it returns or something needs its Frame (an
+        # instruction that hands out or stores the frame, a general call, the
+        # loop stopping): then `_materialize` makes Frames for all of them.
+        # For each light activation, in call order: (its code, its Function,
+        # then its caller's loop state: frame -- None when light too --, instrs,
+        # stack, locals, pc, module, ns), to resume the caller on return.
+        # Every way out of the loop but an interruption (KeyboardInterrupt,
+        # after which the runtime drops the task's unstored state) makes the
+        # Frames first: a task's frames are what is stored and resumed.
         callers = []
         try:
             while True:
@@ -323,47 +358,30 @@ class VM:
                 if op == RUN_BLOCK:
                     ticks -= 1
                     if ticks < 0:
-                        return self._pause(task, frame, pc - 1)
-                    nxt = arg(stack, locs, ns, module, reads, waiters, host)
-                    if nxt is not None:
-                        pc = nxt
+                        return self._pause(task, frame, pc - 1, callers, stack, locs)
+                    r = arg(stack, locs, ns, module, reads, waiters, host)
+                    tr = type(r)
+                    if tr is int:
+                        pc = r
                         continue
-                    # Its first instruction goes the general way: run that here.
-                    op, arg = frame.code.instrs[pc - 1]
-                elif op == RUN_CALL_BLOCK:
-                    # A block and the CALL after it (see blocks.RUN_CALL_BLOCK),
-                    # counted as the two steps they are.
-                    ticks -= 1
-                    if ticks < 0:
-                        return self._pause(task, frame, pc - 1)
-                    fn, cpc, nargs, callee_name = arg
-                    r = fn(stack, locs, ns, module, reads, waiters, host)
-                    if type(r) is tuple:
-                        f, argv = r
+                    if tr is tuple:
+                        # A CALL (see blocks.RUN_BLOCK), counted as the step it is.
+                        f, argv, cpc, nargs = r
                         if type(f) is Function:
-                            fcode = f.code
                             try:
-                                finstrs, nparams, nlocals = fcode._v_call
+                                fcode, finstrs, nparams, nlocals, fmodule = f._v_call
                             except AttributeError:
-                                finstrs, nparams, nlocals = call_layout(fcode)
+                                fcode, finstrs, nparams, nlocals, fmodule = function_layout(f)
                             if nargs <= nparams and ticks > 0:
                                 ticks -= 1
                                 if nargs < nlocals:
                                     argv.extend([None] * (nlocals - nargs))
-                                pc = cpc + 1
-                                # The caller's pc is kept in `callers` and written
-                                # to it when the loop stops (see _sync_callers).
-                                fr = Frame.__new__(Frame)
-                                callers.append((fr, frame, instrs, stack, locs, pc, module, ns))
-                                d = fr.__dict__
-                                d['code'] = fcode
-                                d['goal'] = f
-                                d['module'] = fmodule = f.module
-                                d['parent'] = f.parent
-                                d['caller'] = frame
-                                d['stack'] = stack = []
-                                d['locals'] = locs = argv
-                                frame = fr
+                                # A light activation (see `callers`).
+                                callers.append((fcode, f, frame, instrs, stack, locs, cpc + 1,
+                                                module, ns))
+                                frame = None
+                                stack = []
+                                locs = argv
                                 instrs = finstrs
                                 pc = 0
                                 if module is not fmodule:
@@ -371,7 +389,7 @@ class VM:
                                     ns = module.ns
                                 continue
                         elif type(f) is Builtin and not f.ctx and ticks > 0 \
-                                and len(argv) == len(f.params):
+                                and nargs == len(f.params):
                             ticks -= 1
                             pc = cpc + 1
                             if reads is not None:
@@ -387,14 +405,26 @@ class VM:
                         stack.extend(argv)
                         pc = cpc
                         continue
-                    if r is not None:
-                        pc = r
-                        continue
-                    op, arg = frame.code.instrs[pc - 1]
+                    if tr is list:
+                        # A return: [value, pc after the return instruction].
+                        if frame is None:
+                            v = r[0]
+                            _, _, frame, instrs, stack, locs, pc, module, ns = callers.pop()
+                            stack.append(v)
+                            continue
+                        # A Frame returns the general way: as a RETURN_CONST of
+                        # the value just before that pc.
+                        arg, pc = r
+                        pc -= 1
+                        op = RETURN_CONST
+                    else:
+                        # Its first instruction goes the general way: run that here.
+                        op, arg = (frame.code if frame is not None
+                                   else callers[-1][0]).instrs[pc - 1]
                 if op == CALL:
                     ticks -= 1
                     if ticks < 0:
-                        return self._pause(task, frame, pc - 1)
+                        return self._pause(task, frame, pc - 1, callers, stack, locs)
                     nargs, kwnames, callee_name = arg
                     if kwnames:
                         total = nargs + len(kwnames)
@@ -410,32 +440,21 @@ class VM:
                     f = stack.pop()
                     tf = type(f)
                     if tf is Function and not kwnames:
-                        # The same frame push as the block hand-over above, written
-                        # out twice on purpose: a helper call would cost every call.
-                        fcode = f.code
+                        # The same call as the block hand-over above, written out
+                        # twice on purpose: a helper call would cost every call.
                         try:
-                            finstrs, nparams, nlocals = fcode._v_call
+                            fcode, finstrs, nparams, nlocals, fmodule = f._v_call
                         except AttributeError:
-                            finstrs, nparams, nlocals = call_layout(fcode)
+                            fcode, finstrs, nparams, nlocals, fmodule = function_layout(f)
                         if nargs > nparams:
                             self.bind(f, argv, {}, frame, callee_name)  # raises the error
                         if nargs < nlocals:
                             argv.extend([None] * (nlocals - nargs))
-                        # The caller's pc is kept in `callers` and written to it
-                        # when the loop stops (see _sync_callers).
-                        fr = Frame.__new__(Frame)
-                        callers.append((fr, frame, instrs, stack, locs, pc, module, ns))
-                        # The new frame is in no database yet: its attributes go
-                        # straight into its dict, past Persistent's change tracking.
-                        d = fr.__dict__
-                        d['code'] = fcode
-                        d['goal'] = f
-                        d['module'] = fmodule = f.module
-                        d['parent'] = f.parent
-                        d['caller'] = frame
-                        d['stack'] = stack = []
-                        d['locals'] = locs = argv
-                        frame = fr
+                        # A light activation (see `callers`).
+                        callers.append((fcode, f, frame, instrs, stack, locs, pc, module, ns))
+                        frame = None
+                        stack = []
+                        locs = argv
                         instrs = finstrs
                         pc = 0
                         if module is not fmodule:
@@ -461,6 +480,8 @@ class VM:
                         f = f.func
                         tf = type(f)
                     if tf is Function:
+                        if frame is None:
+                            frame = _materialize(callers, stack, locs)
                         fr = self.bind(f, argv, kwargs, frame, callee_name)
                         frame.pc = pc
                         frame._p_changed = True
@@ -480,6 +501,8 @@ class VM:
                                     reads[id(a)] = a
                         if f.ctx:
                             # It gets the VM: it may look at the task or suspend it.
+                            if frame is None:
+                                frame = _materialize(callers, stack, locs)
                             frame.pc = pc
                             task.frame = frame
                             v = self.call_builtin(f, argv, kwargs)
@@ -498,10 +521,9 @@ class VM:
                     else:
                         v = locs[arg] if op == RETURN_LOCAL else arg
                         pc += 1
-                    if callers and callers[-1][0] is frame:
-                        # A frame made in this run is in no database yet: nothing
-                        # to mark changed.
-                        _, frame, instrs, stack, locs, pc, module, ns = callers.pop()
+                    if frame is None:
+                        # A light activation: nothing to store or mark changed.
+                        _, _, frame, instrs, stack, locs, pc, module, ns = callers.pop()
                         stack.append(v)
                         continue
                     caller = frame.caller
@@ -547,7 +569,7 @@ class VM:
                 elif op == JUMP:
                     ticks -= 1
                     if ticks < 0:
-                        return self._pause(task, frame, pc - 1)
+                        return self._pause(task, frame, pc - 1, callers, stack, locs)
                     pc = arg
                 elif op == FIELD:
                     obj = stack[-1]
@@ -562,7 +584,7 @@ class VM:
                 elif op == FOR_ITER:
                     ticks -= 1
                     if ticks < 0:
-                        return self._pause(task, frame, pc - 1)
+                        return self._pause(task, frame, pc - 1, callers, stack, locs)
                     exit_pc, n, spec = arg
                     if n == 1:
                         it = stack[-1]
@@ -599,6 +621,8 @@ class VM:
                                     host.changed(q)
                                 stack.append(v)
                                 continue
+                            if frame is None:
+                                frame = _materialize(callers, stack, locs)
                             frame.pc = pc
                             task.frame = frame
                             self.check_may_wait(task)
@@ -610,6 +634,8 @@ class VM:
                             it = stack[-2]
                             t = ReactiveIter
                         if t is ReactiveIter:
+                            if frame is None:
+                                frame = _materialize(callers, stack, locs)
                             frame.pc = pc - 1
                             task.frame = frame
                             r = self.reactive_step(task, frame, it)
@@ -709,7 +735,7 @@ class VM:
                         stack[-1] = ops.binop('*', a, b)
                 elif op == LOAD_OUTER:
                     depth, slot = arg
-                    fr = frame.parent
+                    fr = frame.parent if frame is not None else callers[-1][1].parent
                     while depth > 1:
                         fr = fr.parent
                         depth -= 1
@@ -907,17 +933,21 @@ class VM:
                 elif op == JUMP_UNWIND:
                     ticks -= 1
                     if ticks < 0:
-                        return self._pause(task, frame, pc - 1)
+                        return self._pause(task, frame, pc - 1, callers, stack, locs)
                     target, hdepth, sdepth = arg
-                    hs = frame.handlers
+                    hs = frame.handlers if frame is not None else ()
                     while len(hs) > hdepth:
                         if type(hs.pop()) is str:
                             task.watch_depth -= 1
                     del stack[sdepth:]
                     pc = target
                 elif op == MAKE_FUNCTION:
+                    if frame is None:
+                        frame = _materialize(callers, stack, locs)
                     stack.append(Function(arg, frame, module))
                 elif op == DEF_GLOBAL:
+                    if frame is None:
+                        frame = _materialize(callers, stack, locs)
                     fcode, name = arg
                     old = ns.get(name)
                     if type(old) is Function and old.code.qualname == fcode.qualname \
@@ -926,6 +956,7 @@ class VM:
                         # place, so stored references call the new version.
                         old.code = fcode
                         old.parent = frame
+                        forget_layout(old)
                     else:
                         ns[name] = Function(fcode, frame, module)
                     module._p_changed = True
@@ -945,6 +976,8 @@ class VM:
                         raise OstError('%s is not callable' % kind(f))
                     stack[-1] = Curried(f, argv[:nargs], dict(zip(kwnames, argv[nargs:])))
                 elif op == SETUP_TRY:
+                    if frame is None:
+                        frame = _materialize(callers, stack, locs)
                     hs = frame.handlers
                     if type(hs) is tuple:
                         hs = frame.handlers = []
@@ -952,6 +985,8 @@ class VM:
                 elif op == POP_TRY:
                     frame.handlers.pop()
                 elif op == LOAD_SPECIAL:
+                    if frame is None:
+                        frame = _materialize(callers, stack, locs)
                     if arg == 'goal':
                         stack.append(frame.goal if frame.goal is not None else module)
                     elif arg == 'caller':
@@ -972,6 +1007,8 @@ class VM:
                     old = stack.pop()
                     stack.append(self.make_type(old, name, supers, fields, defaults, blurb, module))
                 elif op == IMPORT:
+                    if frame is None:
+                        frame = _materialize(callers, stack, locs)
                     frame.pc = pc
                     task.frame = frame
                     m = self.host.import_module(self, task, arg, frame)
@@ -998,10 +1035,14 @@ class VM:
                         if not argv:
                             raise OstError('spawn() needs a function')
                         f = argv.pop(0)
+                    if frame is None:
+                        frame = _materialize(callers, stack, locs)
                     frame.pc = pc
                     task.frame = frame
                     stack.append(self.spawn(f, argv, kwargs))
                 elif op == WATCH_BEGIN:
+                    if frame is None:
+                        frame = _materialize(callers, stack, locs)
                     if task.watch_depth == 0:
                         task.reads = {}
                     task.watch_depth += 1
@@ -1011,6 +1052,8 @@ class VM:
                     hs.append(WATCH)
                     reads = task.reads
                 elif op == WATCH_END_UNTIL or op == WATCH_END_WHILE or op == WATCH_END_BANG:
+                    if frame is None:
+                        frame = _materialize(callers, stack, locs)
                     v = stack[-1]
                     if op == WATCH_END_BANG:
                         ok = v is not None
@@ -1039,7 +1082,8 @@ class VM:
                 else:
                     raise OstError('internal error: bad opcode %r' % (op,))
         except (OstError, OstRaise, RecursionError, Suspend) as e:
-            _sync_callers(callers)
+            if frame is None:
+                frame = _materialize(callers, stack, locs)
             frame.pc = pc
             frame._p_changed = True
             task.frame = frame
@@ -1060,7 +1104,8 @@ class VM:
         except _TaskOver:
             raise
         except Exception as e:  # a bug in the VM: report it at the Ostinato location
-            _sync_callers(callers)
+            if frame is None:
+                frame = _materialize(callers, stack, locs)
             frame.pc = pc
             task.frame = frame
             task.raised_at = where_of(frame, max(pc - 1, 0))
@@ -1068,11 +1113,6 @@ class VM:
                                where_of(frame, max(pc - 1, 0)))
             task.internal_error = True
             self._raise(task, frame, pc, value)
-        finally:
-            # However the loop stops, the frames it called from get their pcs
-            # (tracebacks, inspection and storage read them).
-            if callers:
-                _sync_callers(callers)
 
     # -------------------------------------------------------------- helpers
     def check_may_wait(self, task):
