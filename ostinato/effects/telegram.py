@@ -254,6 +254,7 @@ class TelegramChannel:
                 self.acked.wait()
 
     def intake(self, sched, updates, notes):
+        del notes[:]            # a conflict runs this again from the start
         st = telegram_state(sched.world)
         for u in updates:
             uid = u.get('update_id') if isinstance(u, dict) else None
