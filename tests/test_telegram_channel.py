@@ -132,6 +132,7 @@ def test_an_exchange_in_a_private_chat(tg, tmp_path):
         assert bot.stop() == 130
     assert texts(tg) == ['1: hi', '2: when', 'Ann Lee wrote at 2023-11-14T22:14:20+00:00 in 42']
     assert all('parse_mode' not in s for s in tg.sent)          # plain text
+    assert not tg.actions                   # no model was asked: no "typing..."
     assert not tg.pending                                       # every update confirmed
     assert tg.calls[0][0] == 'deleteWebhook'
     assert outbox_counts(bot.db) == {'pending': 0, 'sent': 3, 'resent': 0, 'failed': 0}
@@ -409,3 +410,19 @@ def test_editing_the_skill_while_a_dialogue_waits_takes_effect_under_serve(tg, t
     finally:
         bot.stop(signal.SIGTERM)
     assert texts(tg)[1] == 'Your diet log to date:\n   [2025-03-14T08:00:00+00:00] <breakfast> porridge\n'
+
+
+def test_the_chat_shows_typing_while_the_model_works(tg, tmp_path):
+    from fakes.ollama import FakeOllama
+    with FakeOllama() as model:
+        model.delay(6.0, {'text': 'hello'})
+        bot = Bot(tg, tmp_path, program=HERE / 'telegram' / 'ask.ost', OSTINATO_LLM='ollama',
+                  OLLAMA_HOST=model.url, OSTINATO_MODEL='llama3.2:latest')
+        bot.start()
+        try:
+            tg.user_writes(ANN, 'hi')
+            wait_until(replied(tg, 'hello'), 'the answer', bot)
+        finally:
+            bot.stop()
+    typing = [a for a in tg.actions if a['chat_id'] == ANN and a['action'] == 'typing']
+    assert 1 <= len(typing) <= 3, tg.actions      # renewed every 4.5 s, not more

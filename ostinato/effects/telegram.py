@@ -42,6 +42,12 @@ from .telegram_api import (RateLimiter, TelegramAPI, TelegramError, TelegramRetr
 
 CHANNEL = 'telegram'
 
+# While the model works on a dialogue whose user waits for an answer, the
+# chat shows "typing...": Telegram shows it ~5 s, so it is renewed this often,
+# and given up on after TYPING_AT_MOST (the skill may not mean to answer).
+TYPING_EVERY = 4.5
+TYPING_AT_MOST = 180.0
+
 REFUSAL = ("Sorry, this is a private bot: it only talks to the people its owner has "
            "allowed. (Your Telegram user id is %d; the owner can add it.)")
 
@@ -129,6 +135,8 @@ class TelegramChannel:
         self.threads = []
         self.log_lock = threading.Lock()
         self.outage = None                # what went wrong, while Telegram is unreachable
+        self.awaiting = {}                # (chat, topic) -> when its user wrote, unanswered
+        self.last_typing = 0.0
 
     # ------------------------------------------------------------ service protocol
     def accepts(self, kind):
@@ -158,15 +166,17 @@ class TelegramChannel:
                 batch = self.batches.get_nowait()
             except queue.Empty:
                 break
-            notes = []
-            sched.transact(lambda: self.intake(sched, batch, notes))
+            notes, places = sched.transact(lambda: self.intake(sched, batch))
             self.offset = telegram_state(sched.world).offset
             _crash_point('stored')
             self.acked.set()
             for note in notes:
                 self.log(note)
+            for place in places:
+                self.awaiting.setdefault(place, time.monotonic())
         self.confirm_sent(sched)
         self.dispatch(sched)
+        self.show_typing(sched)
 
     def drain(self, sched):
         """An orderly stop: let the send in progress finish and record its
@@ -253,8 +263,11 @@ class TelegramChannel:
                 # Telegram: only once it is committed here.
                 self.acked.wait()
 
-    def intake(self, sched, updates, notes):
-        del notes[:]            # a conflict runs this again from the start
+    def intake(self, sched, updates):
+        """Store a batch (run again from the start after a conflict); returns
+        the log lines to write and the (chat, topic) places that got a
+        message, for after the commit."""
+        notes, places = [], []
         st = telegram_state(sched.world)
         for u in updates:
             uid = u.get('update_id') if isinstance(u, dict) else None
@@ -285,6 +298,8 @@ class TelegramChannel:
             tid = thread_id(m.chat_id, m.message_thread_id)
             receive(sched, '%s:%s' % (CHANNEL, tid), CHANNEL, tid, user, m.text, when=m.date)
             st.received += 1
+            places.append((m.chat_id, m.message_thread_id))
+        return notes, places
 
     # ------------------------------------------------------------ outbox
     def dispatch(self, sched):
@@ -313,7 +328,23 @@ class TelegramChannel:
                 self.results.put(('failed', m.seq, 'no Telegram chat in thread id %r'
                                   % (m.thread_id,)))
                 continue
+            self.awaiting.pop((chat, topic), None)
             self.jobs.put(_Job(m.seq, chat, topic, pieces_of(str(m.text)), m.done))
+
+    def show_typing(self, sched):
+        """Renew "typing..." in the chats whose user waits for an answer,
+        while a model request is out."""
+        now = time.monotonic()
+        if not self.awaiting or now - self.last_typing < TYPING_EVERY:
+            return
+        self.last_typing = now
+        for place, since in list(self.awaiting.items()):
+            if now - since > TYPING_AT_MOST:
+                del self.awaiting[place]
+        llm = getattr(sched.world, 'llm', None)
+        if llm is not None and llm.pending:
+            for place in self.awaiting:
+                self.jobs.put(place)
 
     def confirm_sent(self, sched):
         """Record what the sender reported, in one transaction."""
@@ -359,6 +390,9 @@ class TelegramChannel:
                     continue
                 if new is None:
                     return
+                if type(new) is tuple:
+                    self._typing(*new)
+                    continue
                 jobs.append(new)
                 continue
             try:
@@ -398,6 +432,9 @@ class TelegramChannel:
             if new is None:
                 self.stopping.set()
                 return None, now
+            if type(new) is tuple:
+                self._typing(*new)
+                continue
             jobs.append(new)
         seen = set()
         until = None
@@ -412,6 +449,12 @@ class TelegramChannel:
                 return job, None
             until = t if until is None else min(until, t)
         return None, until
+
+    def _typing(self, chat, topic):
+        try:
+            self.api.send_typing(chat, topic)
+        except (TelegramError, TelegramRetry):
+            pass                # a courtesy: never worth a retry or a log line
 
     def _send(self, job):
         if job.next < len(job.pieces):

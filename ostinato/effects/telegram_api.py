@@ -342,6 +342,14 @@ class TelegramAPI:
             params['message_thread_id'] = message_thread_id
         return self.call('sendMessage', params)
 
+    def send_typing(self, chat_id: Any, message_thread_id: Optional[int] = None) -> bool:
+        """Show "typing..." in the chat for about 5 seconds (or until the bot's
+        next message there)."""
+        params: Dict[str, Any] = {'chat_id': chat_id, 'action': 'typing'}
+        if message_thread_id is not None:
+            params['message_thread_id'] = message_thread_id
+        return bool(self.call('sendChatAction', params))
+
     # the one HTTP exchange --------------------------------------------------
 
     def call(self, method: str, params: Optional[dict] = None, *,

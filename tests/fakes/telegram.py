@@ -22,6 +22,7 @@ refused connections.  It speaks the Bot API's shapes — every answer is
         tg.refuse()                         # stop listening: connections are refused
         tg.sent                             # the sendMessage request bodies, as sent
         tg.sent_messages                    # the Message objects answered to them
+        tg.actions                          # the sendChatAction bodies
         tg.pending                          # the updates not yet confirmed
         tg.calls                            # (method, params) of every call
 
@@ -60,7 +61,7 @@ DESCRIPTIONS = {
 }
 WEBHOOK_CONFLICT = ("Conflict: can't use getUpdates method while webhook is active; "
                     "use deleteWebhook to delete the webhook first")
-METHODS = ('getMe', 'getUpdates', 'sendMessage', 'deleteWebhook')
+METHODS = ('getMe', 'getUpdates', 'sendMessage', 'sendChatAction', 'deleteWebhook')
 INT_PARAMS = ('offset', 'limit', 'timeout', 'chat_id', 'message_thread_id')
 
 
@@ -74,6 +75,7 @@ class FakeTelegram(FakeServer):
         self.calls: list = []               # (method, params) of every call, in order
         self.sent: list = []                # sendMessage bodies, as the client sent them
         self.sent_messages: list = []       # the Message objects answered to them
+        self.actions: list = []             # sendChatAction bodies ("typing...")
         self.webhook: Optional[str] = None
         self.allowed_updates = None         # as last given to getUpdates
         self._updates: list = []            # unconfirmed updates, by update_id
@@ -249,6 +251,13 @@ class FakeTelegram(FakeServer):
             self.sent.append(params)
             self.sent_messages.append(message)
         self._ok(handler, message)
+
+    def _m_sendChatAction(self, handler, params) -> None:
+        if params.get('chat_id') in (None, '') or not params.get('action'):
+            return self._answer(handler, 400, self._error(400, 'Bad Request: chat_id or action is empty'))
+        with self._lock:
+            self.actions.append(params)
+        self._ok(handler, True)
 
     def _m_getUpdates(self, handler, params) -> None:
         offset = params.get('offset')
