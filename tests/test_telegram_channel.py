@@ -426,3 +426,21 @@ def test_the_chat_shows_typing_while_the_model_works(tg, tmp_path):
             bot.stop()
     typing = [a for a in tg.actions if a['chat_id'] == ANN and a['action'] == 'typing']
     assert 1 <= len(typing) <= 3, tg.actions      # renewed every 4.5 s, not more
+
+
+def test_a_photo_gets_a_short_answer_and_reaches_no_skill(tg, tmp_path):
+    def photo(user_id):
+        user = {'id': user_id, 'is_bot': False, 'first_name': 'X'}
+        return {'message': {'message_id': 1, 'from': user, 'date': 1700000000,
+                            'chat': {'id': user_id, 'type': 'private'},
+                            'photo': [{'file_id': 'abc', 'width': 1, 'height': 1}]}}
+    bot = Bot(tg, tmp_path).start()
+    try:
+        tg.push_update(photo(ANN))
+        tg.push_update(photo(666))           # a stranger's photo: not even a refusal
+        tg.user_writes(ANN, 'hi')
+        wait_until(replied(tg, '1: hi'), 'the reply to the text', bot)
+    finally:
+        bot.stop()
+    assert texts(tg) == ['Sorry, I can only read text messages.', '1: hi']
+    assert texts(tg, 666) == []

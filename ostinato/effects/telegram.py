@@ -38,7 +38,7 @@ from ..runtime.world import outbox
 from ..vm import ops
 from .chat import channels_module, new_user, receive
 from .telegram_api import (RateLimiter, TelegramAPI, TelegramError, TelegramRetry,
-                           split_text, update_message)
+                           split_text, update_message, update_non_text)
 
 CHANNEL = 'telegram'
 
@@ -47,6 +47,8 @@ CHANNEL = 'telegram'
 # and given up on after TYPING_AT_MOST (the skill may not mean to answer).
 TYPING_EVERY = 4.5
 TYPING_AT_MOST = 180.0
+
+NOT_TEXT = "Sorry, I can only read text messages."
 
 REFUSAL = ("Sorry, this is a private bot: it only talks to the people its owner has "
            "allowed. (Your Telegram user id is %d; the owner can add it.)")
@@ -279,6 +281,10 @@ class TelegramChannel:
             st.offset = uid + 1
             m = update_message(u)
             if m is None:
+                other = update_non_text(u)
+                if other is not None and self.config.allows(other.user_id):
+                    sched.deliver(CHANNEL, thread_id(other.chat_id, other.message_thread_id),
+                                  NOT_TEXT)
                 continue          # not a user's text message: nothing for a skill
             if not self.config.allows(m.user_id):
                 if m.user_id not in st.refused:

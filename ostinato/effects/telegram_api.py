@@ -462,6 +462,15 @@ def user_display_name(user: Mapping[str, Any]) -> str:
     return name or str(user.get('username') or '').strip() or 'user %s' % user.get('id')
 
 
+def update_non_text(update: Mapping[str, Any]) -> Optional[IncomingMessage]:
+    """A user's message without text (a photo, a sticker, a voice note...),
+    with `text` empty; None for anything else."""
+    message = update.get('message') if isinstance(update, Mapping) else None
+    if not isinstance(message, Mapping) or isinstance(message.get('text'), str):
+        return None
+    return update_message({'message': dict(message, text='')})
+
+
 def update_message(update: Mapping[str, Any]) -> Optional[IncomingMessage]:
     """The text message a user sent, from one getUpdates update, or None for
     anything else (edits, photos, stickers, channel posts, bots, joins...).
