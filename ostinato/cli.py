@@ -51,7 +51,12 @@ def _llm_options(f):
                      help='model backend (env OSTINATO_LLM; default auto)')(f)
     f = click.option('--model', 'model', default=None, help='model name (env OSTINATO_MODEL)')(f)
     f = click.option('--llm-parallel', 'llm_parallel', default=1, show_default=True,
-                     type=click.IntRange(1, 64), help='LLM requests performed at once')(f)
+                     type=click.IntRange(1, 64),
+                     help='LLM requests performed at once (per server)')(f)
+    f = click.option('--llm-server', 'llm_servers', multiple=True, metavar='URL',
+                     help='a model server (Ollama, or OpenAI-compatible with --llm openai); '
+                          'repeat it to share the requests among several '
+                          '(env OSTINATO_LLM_SERVERS, comma-separated)')(f)
     return f
 
 
@@ -89,14 +94,32 @@ def _stop_on_signals():
     signal.signal(signal.SIGTERM, stop)
 
 
-def _llm_service(llm, model, parallel, worker, spinner=False):
-    """The LLM worker; the backend is chosen when the first request comes."""
+def _llm_service(llm, model, parallel, worker, spinner=False, servers=()):
+    """The LLM worker; the backend is chosen when the first request comes.
+    With several servers each gets `parallel` requests at a time."""
+    from .effects.llm import LLMClient, LLMConfig
+    from .effects.llm.config import parse_ollama_host
     from .effects.llm_queue import LLMService
+    servers = [u for u in servers if u.strip()] or \
+        [u for u in os.environ.get('OSTINATO_LLM_SERVERS', '').replace(',', ' ').split()]
+    backend = (llm or os.environ.get('OSTINATO_LLM') or 'auto').strip().lower()
+    if servers and backend not in ('auto', 'ollama', 'openai'):
+        click.echo('ostinato: --llm-server is for the ollama and openai backends, not %s'
+                   % backend, err=True)
+        sys.exit(2)
 
-    def make_client():
-        from .effects.llm import LLMClient, LLMConfig
-        return LLMClient(LLMConfig.from_env(backend=llm, model=model))
-    return LLMService(make_client, parallel, worker=worker, spinner=spinner)
+    def maker(url=None):
+        def make_client():
+            config = LLMConfig.from_env(backend=llm, model=model)
+            if url is not None:
+                if config.backend == 'openai':
+                    config.openai_url = url
+                else:
+                    config.ollama_host = parse_ollama_host(url)
+            return LLMClient(config)
+        return make_client
+    makers = [maker(u.strip()) for u in servers] or [maker()]
+    return LLMService(makers, parallel, worker=worker, spinner=spinner)
 
 
 @main.command()
@@ -104,7 +127,7 @@ def _llm_service(llm, model, parallel, worker, spinner=False):
 @_db_options
 @_llm_options
 @_telegram_option
-def run(file, db, memory, llm, model, llm_parallel, telegram):
+def run(file, db, memory, llm, model, llm_parallel, llm_servers, telegram):
     """Run FILE until nothing can run any more.
 
     Running it again on the same database resumes every suspended task."""
@@ -123,7 +146,8 @@ def run(file, db, memory, llm, model, llm_parallel, telegram):
     from .runtime.scheduler import ServiceStopped
     channels = _telegram_channel(telegram)
     service = _llm_service(llm, model, llm_parallel, 'run',
-                           spinner=sys.stdout.isatty() and sys.stderr.isatty())
+                           spinner=sys.stdout.isatty() and sys.stderr.isatty(),
+                           servers=llm_servers)
     services = [service, ConsoleChannel()] + channels
     _stop_on_signals()
     try:
@@ -156,7 +180,7 @@ def run(file, db, memory, llm, model, llm_parallel, telegram):
               help='this worker\'s name, when several serve one database')
 @_llm_options
 @_telegram_option
-def serve(file, db, worker, llm, model, llm_parallel, telegram):
+def serve(file, db, worker, llm, model, llm_parallel, llm_servers, telegram):
     """Run every task in the database until interrupted, and serve the live
     database to `ostinato repl` and `ostinato tasks` over a local socket.
 
@@ -168,7 +192,8 @@ def serve(file, db, worker, llm, model, llm_parallel, telegram):
     channels = _telegram_channel(telegram)
     try:
         server = Server(db, worker=worker,
-                        services=[_llm_service(llm, model, llm_parallel, worker)] + channels)
+                        services=[_llm_service(llm, model, llm_parallel, worker,
+                                                  servers=llm_servers)] + channels)
     except StoreError as e:
         click.echo('ostinato: %s' % e, err=True)
         sys.exit(2)

@@ -24,7 +24,8 @@ BIN = os.path.join(os.path.dirname(sys.executable), 'ostinato')
 
 def env_for(tmp_path, **extra):
     env = dict(os.environ, OSTINATO_DB=str(tmp_path / 'db.fs'))
-    for k in ('OSTINATO_LLM', 'OSTINATO_MODEL', 'OLLAMA_HOST', 'OSTINATO_LLM_SCRIPT'):
+    for k in ('OSTINATO_LLM', 'OSTINATO_MODEL', 'OLLAMA_HOST', 'OSTINATO_LLM_SCRIPT',
+              'OSTINATO_LLM_SERVERS'):
         env.pop(k, None)
     env.update(extra)
     return env
@@ -68,6 +69,32 @@ def test_two_tasks_share_one_model_in_fifo_order(tmp_path):
     prompts = [b['messages'][-1]['content'] for b in bodies]
     assert prompts[0].startswith('Tell me about Oslo.') and prompts[1].startswith('Tell me about Rome.')
     assert all(b['stream'] is False and b['format']['required'] == ['text'] for b in bodies)
+
+
+def test_requests_are_shared_among_several_servers(tmp_path):
+    """--llm-server twice: the two tasks' requests go one to each server
+    (each server gets one request at a time)."""
+    shutil.copy(HERE / 'ask_two.ost', tmp_path)
+    with FakeOllama() as a, FakeOllama() as b:
+        a.delay(1.0, {'text': 'from a'})
+        b.delay(1.0, {'text': 'from b'})
+        env = env_for(tmp_path, OSTINATO_LLM='ollama')
+        r = ost('run', '--llm-server', a.url, '--llm-server', b.url, 'ask_two.ost',
+                env=env, cwd=tmp_path)
+        counts = (len(a.bodies), len(b.bodies))
+    assert r.returncode == 0, r.stderr
+    assert counts == (1, 1)
+    lines = r.stdout.splitlines()
+    assert lines[0] == 'asked'
+    assert sorted(lines[1:]) in (['Oslo: from a', 'Rome: from b'], ['Oslo: from b', 'Rome: from a'])
+
+
+def test_a_server_list_needs_a_server_backend(tmp_path):
+    shutil.copy(HERE / 'ask_two.ost', tmp_path)
+    env = env_for(tmp_path, OSTINATO_LLM='scripted', OSTINATO_LLM_SERVERS='http://127.0.0.1:1')
+    r = ost('run', 'ask_two.ost', env=env, cwd=tmp_path)
+    assert r.returncode == 2
+    assert '--llm-server is for the ollama and openai backends, not scripted' in r.stderr
 
 
 def test_kill_between_request_and_reply(tmp_path):

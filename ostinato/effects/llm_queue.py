@@ -112,10 +112,17 @@ class LLMService:
     BACKOFF_MAX = 30.0
 
     def __init__(self, make_client, parallel=1, err=None, worker='run', spinner=False):
-        self.make_client = make_client     # () -> an object with .complete(request)
-        self.client = None
+        # make_client: () -> an object with .complete(request); or a list of
+        # them, one per model server, each asked `parallel` requests at a time.
+        self.makers = list(make_client) if isinstance(make_client, (list, tuple)) \
+            else [make_client]
+        self.clients = [None] * len(self.makers)
         self.client_lock = threading.Lock()
-        self.pool = ThreadPoolExecutor(max_workers=max(1, parallel),
+        self.slots = queue.Queue()         # indexes of clients free for one more request
+        for _ in range(max(1, parallel)):
+            for i in range(len(self.makers)):
+                self.slots.put(i)
+        self.pool = ThreadPoolExecutor(max_workers=self.slots.qsize(),
                                        thread_name_prefix='ostinato-llm')
         self.inflight = set()              # seqs dispatched by this process
         self.results = queue.Queue()
@@ -212,13 +219,16 @@ class LLMService:
             self.pool.submit(self._perform, req.seq, req.plain())
 
     def _perform(self, seq, plain):
+        i = self.slots.get()
         try:
             with self.client_lock:
-                if self.client is None:
-                    self.client = self.make_client()
-            outcome = ('ok', self.client.complete(plain))
+                if self.clients[i] is None:
+                    self.clients[i] = self.makers[i]()
+            outcome = ('ok', self.clients[i].complete(plain))
         except Exception as e:          # classified when applied, in the scheduler's thread
             outcome = ('exc', e)
+        finally:
+            self.slots.put(i)
         self.results.put((seq, outcome))
         self.event.set()
 
