@@ -444,3 +444,24 @@ def test_a_photo_gets_a_short_answer_and_reaches_no_skill(tg, tmp_path):
         bot.stop()
     assert texts(tg) == ['Sorry, I can only read text messages.', '1: hi']
     assert texts(tg, 666) == []
+
+
+def test_a_message_written_while_a_dialogue_finishes_starts_the_next(tg, tmp_path):
+    """The user writes while the dialogue thinks about its last step (it will
+    not read the thread again): the router answers that message with a new
+    dialogue instead of counting it as handled."""
+    from fakes.ollama import FakeOllama
+    with FakeOllama() as model:
+        model.delay(2.0, {'text': 'thought'})
+        model.reply({'text': 'thought again'})
+        bot = Bot(tg, tmp_path, program=HERE / 'telegram' / 'slow_echo.ost',
+                  OSTINATO_LLM='ollama', OLLAMA_HOST=model.url, OSTINATO_MODEL='llama3.2:latest')
+        bot.start()
+        try:
+            tg.user_writes(ANN, 'one')
+            wait_until(lambda: len(model.bodies) == 1, 'the first model request', bot)
+            tg.user_writes(ANN, 'two')
+            wait_until(lambda: len(texts(tg)) == 2, 'both answers', bot)
+        finally:
+            bot.stop()
+    assert texts(tg) == ['one: thought', 'two: thought again']
