@@ -360,6 +360,10 @@ def test_describe_waits():
     task.waiting = Watch(1, task, [box, OModule('m'), box, box], 'change')
     assert inspect.describe_wait(task, now) == (
         'waiting for a change of <Box> or <module m> or <Box> or 1 more (read by `wait while`)')
+    thread = OObject(OType('Thread'), {'id': 'telegram:42'})
+    task.waiting = Watch(3, task, [thread], 'change')
+    assert inspect.describe_wait(task, now) == (
+        'waiting for a change of <Thread telegram:42> (read by `wait while`)')
     task.waiting = Watch(2, task, [], 'change')
     assert inspect.describe_wait(task, now) == 'waiting forever (`wait while` read no object)'
     task.since = now - 300

@@ -465,3 +465,22 @@ def test_a_message_written_while_a_dialogue_finishes_starts_the_next(tg, tmp_pat
         finally:
             bot.stop()
     assert texts(tg) == ['one: thought', 'two: thought again']
+
+
+def test_telegram_out_of_reach_for_a_while(tg, tmp_path):
+    """Connections refused: the poller says so once, backs off, and takes the
+    message waiting at Telegram when it can connect again."""
+    bot = Bot(tg, tmp_path).start()
+    try:
+        tg.user_writes(ANN, 'hi')
+        wait_until(replied(tg, '1: hi'), 'the first reply', bot)
+        tg.refuse()
+        wait_until(lambda: 'will keep trying' in bot.stderr(), 'the outage in the log', bot)
+        tg.user_writes(ANN, 'back?')
+        tg.resume()
+        wait_until(replied(tg, '2: back?'), 'the reply after the outage', bot)
+    finally:
+        bot.stop()
+    err = bot.stderr()
+    assert err.count('will keep trying') == 1 and 'reachable again' in err
+    assert 'cannot reach' in err and TOKEN not in err

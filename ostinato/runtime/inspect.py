@@ -52,9 +52,13 @@ def render(value, width=VALUE_WIDTH):
 
 
 def name_of(obj):
-    """A short name for an object a task waits on: `<Box>`, `<module m>`,
+    """A short name for an object a task waits on: `<Box>`, `<Thread 42>` (an
+    object with an `id` field: a chat thread, a user), `<module m>`,
     `<queue 2>`, `<task t>`, or a container's display form, cut short."""
     if type(obj) is OObject:
+        oid = obj.vals.get('id')
+        if type(oid) in (str, int):
+            return '<%s %s>' % (obj.type.name, short(str(oid), 30))
         return '<%s>' % obj.type.name
     return render(obj, 40)
 

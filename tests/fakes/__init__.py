@@ -18,6 +18,7 @@ the fake received:
         fake.hang_up()                         # close the connection without answering
         ...
         fake.refuse()                          # stop listening: connections are refused
+        fake.resume()                          # listen on the same port again
         fake.bodies                            # the JSON bodies of the chat requests
 
 With nothing queued a chat request gets the reply set by
@@ -63,8 +64,9 @@ class FakeServer:
 
     # lifecycle ----------------------------------------------------------
 
-    def start(self) -> 'FakeServer':
-        self._server = ThreadingHTTPServer(('127.0.0.1', 0), _Handler)
+    def start(self, port: int = 0) -> 'FakeServer':
+        self._stopped.clear()
+        self._server = ThreadingHTTPServer(('127.0.0.1', port), _Handler)
         self._server.daemon_threads = True
         self._server.fake = self
         self.url = 'http://127.0.0.1:%d' % self._server.server_address[1]
@@ -83,6 +85,10 @@ class FakeServer:
     def refuse(self) -> None:
         """Close the listening port, so connections to `url` are refused."""
         self.stop()
+
+    def resume(self) -> None:
+        """Listen on the same port again, after `refuse`."""
+        self.start(int(self.url.rsplit(':', 1)[1]))
 
     def __enter__(self):
         return self.start()
