@@ -484,3 +484,20 @@ def test_telegram_out_of_reach_for_a_while(tg, tmp_path):
     err = bot.stderr()
     assert err.count('will keep trying') == 1 and 'reachable again' in err
     assert 'cannot reach' in err and TOKEN not in err
+
+
+def test_a_user_sets_their_time_zone(tg, tmp_path):
+    bot = Bot(tg, tmp_path).start()
+    try:
+        tg.user_writes(ANN, '/timezone')
+        tg.user_writes(ANN, '/timezone Mars/Olympus_Mons')
+        tg.user_writes(ANN, '/timezone Asia/Tokyo')
+        tg.user_writes(ANN, 'when', date=1700000000)
+        wait_until(lambda: len(texts(tg)) == 5, 'the answers', bot)
+    finally:
+        bot.stop()
+    got = texts(tg)
+    assert got[0].startswith("Your messages are timed in the server's time zone.")
+    assert got[1].startswith("I don't know the time zone 'Mars/Olympus_Mons'")
+    assert got[2] == 'From now on your messages are timed in Asia/Tokyo.'
+    assert got[3:] == ['1: when', 'Ann wrote at 2023-11-15T07:13:20+09:00 in 42']

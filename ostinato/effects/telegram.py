@@ -103,6 +103,34 @@ def pieces_of(text):
     return [p for p in split_text(text) if p.strip()]
 
 
+def _command(text):
+    """'/timezone' for '/timezone Europe/Berlin' (or '/timezone@SomeBot ...')."""
+    if not text.startswith('/'):
+        return None
+    return text.split(None, 1)[0].split('@', 1)[0].lower()
+
+
+def set_timezone(user, text):
+    """`/timezone AREA/CITY`: message times of this user are shown in that
+    zone from now on (Telegram does not tell a bot its users' zones).
+    Returns the answer for the user."""
+    from zoneinfo import ZoneInfo
+    parts = text.split(None, 1)
+    current = user.get('timezone')
+    if len(parts) < 2:
+        return ('Your messages are timed in %s. To change it, send /timezone and your '
+                'zone, like /timezone Europe/Berlin or /timezone America/New_York.'
+                % (current or "the server's time zone"))
+    name = parts[1].strip()
+    try:
+        ZoneInfo(name)
+    except Exception:
+        return ("I don't know the time zone %r; use a name like Europe/Berlin or "
+                "America/New_York." % name[:60])
+    ops.set_field(user, 'timezone', name)
+    return 'From now on your messages are timed in %s.' % name
+
+
 class _Job:
     """One outbox entry in the sender thread: plain data, no database object."""
 
@@ -302,6 +330,9 @@ class TelegramChannel:
                 if sched.world.watches:
                     sched.changed(user)
             tid = thread_id(m.chat_id, m.message_thread_id)
+            if _command(m.text) == '/timezone':
+                sched.deliver(CHANNEL, tid, set_timezone(user, m.text))
+                continue
             receive(sched, '%s:%s' % (CHANNEL, tid), CHANNEL, tid, user, m.text, when=m.date)
             st.received += 1
             places.append((m.chat_id, m.message_thread_id))
