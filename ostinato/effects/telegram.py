@@ -19,8 +19,11 @@ at a crash can go out twice.
 
 Only users in TELEGRAM_ALLOWED_USERS reach the skills; anyone else gets one
 polite refusal, ever, and a log line saying how to let them in.  Threads
-are keyed by chat and forum topic; users by their Telegram id.  The token
-lives only in the process (TelegramConfig); nothing here stores it.
+are keyed by chat and forum topic; users by their Telegram id.  The one
+command the channel answers itself is `/timezone` (a user's zone, which
+Telegram does not tell bots); photos and the like get a short answer.
+While the model works on an unanswered message the chat shows "typing...".
+The token lives only in the process (TelegramConfig); nothing here stores it.
 """
 from __future__ import annotations
 

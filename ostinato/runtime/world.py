@@ -1,9 +1,9 @@
 """The world: every piece of state a run keeps between turns.
 
-Modules by name, tasks by id, the FIFO ready queue, timers, active watches
-and the main task live in one object graph rooted here, made only of
-picklable values, so the whole world can be stored and reloaded between any
-two instructions (the "store everything" test mode pickles it; the durable
+Modules by name, tasks by id, the FIFO ready queue, timers, active watches,
+the main task and the outbox of bot messages live in one object graph rooted
+here, made only of picklable values, so the whole world can be stored and
+reloaded between any two instructions (the "store everything" test mode pickles it; the durable
 store keeps it in ZODB).
 """
 from __future__ import annotations
