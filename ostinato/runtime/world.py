@@ -3,8 +3,8 @@
 Modules by name, tasks by id, the FIFO ready queue, timers, active watches,
 the main task and the outbox of bot messages live in one object graph rooted
 here, made only of picklable values, so the whole world can be stored and
-reloaded between any two instructions (the "store everything" test mode pickles it; the durable
-store keeps it in ZODB).
+reloaded between any two instructions (the "store everything" test mode
+pickles it; the durable store keeps it in ZODB).
 """
 from __future__ import annotations
 
