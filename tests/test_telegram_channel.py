@@ -425,7 +425,7 @@ def test_the_chat_shows_typing_while_the_model_works(tg, tmp_path):
         finally:
             bot.stop()
     typing = [a for a in tg.actions if a['chat_id'] == ANN and a['action'] == 'typing']
-    assert 1 <= len(typing) <= 3, tg.actions      # renewed every 4.5 s, not more
+    assert 1 <= len(typing) <= 4, tg.actions      # renewed every 4.5 s, not at every poll
 
 
 def test_a_photo_gets_a_short_answer_and_reaches_no_skill(tg, tmp_path):
