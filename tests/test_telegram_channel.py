@@ -134,7 +134,8 @@ def test_an_exchange_in_a_private_chat(tg, tmp_path):
     assert all('parse_mode' not in s for s in tg.sent)          # plain text
     assert not tg.actions                   # no model was asked: no "typing..."
     assert not tg.pending                                       # every update confirmed
-    assert tg.calls[0][0] == 'deleteWebhook'
+    assert [c[0] for c in tg.calls[:2]] == ['getMe', 'deleteWebhook']
+    assert 'telegram: connected as @ostinato_test_bot; 1 allowed user\n' in bot.stderr()
     assert outbox_counts(bot.db) == {'pending': 0, 'sent': 3, 'resent': 0, 'failed': 0}
 
 

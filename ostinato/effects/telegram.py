@@ -270,9 +270,14 @@ class TelegramChannel:
         while not self.stopping.is_set():
             try:
                 if not webhook_gone:
+                    me = self.api.get_me()      # checks the token, names the bot
                     # getUpdates does not work while a webhook is set.
                     self.api.delete_webhook()
                     webhook_gone = True
+                    n = len(self.config.allowed_users)
+                    self.log('connected as @%s; %d allowed user%s'
+                             % (me.get('username') if isinstance(me, dict) else '?',
+                                n, '' if n == 1 else 's'))
                 updates = self.api.get_updates(offset=self.offset or None)
             except TelegramRetry as e:
                 attempt += 1
