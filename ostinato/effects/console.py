@@ -17,16 +17,17 @@ import sys
 import threading
 
 from .chat import channels_module, new_user, receive
+from .service import Service
 
 THREAD_ID = 'console'
 
 
-class ConsoleChannel:
+class ConsoleChannel(Service):
     def __init__(self, stream=None, user_name=None):
         self.stream = stream if stream is not None else sys.stdin
         self.user_name = user_name or _user_name()
         self.lines = queue.Queue()
-        self.event = threading.Event()
+        super().__init__()
         self.ended = False
         self.reader = threading.Thread(target=self._read, name='ostinato-console', daemon=True)
         self.reader.start()
@@ -42,21 +43,8 @@ class ConsoleChannel:
         self.event.set()
 
     # ------------------------------------------------------------ service protocol
-    def accepts(self, kind):
-        return False
-
-    def bind(self, sched):
-        # Share the scheduler's wake-up event, so our news ends its idle wait.
-        if self.event.is_set():
-            sched.wakeup.set()
-        self.event = sched.wakeup
-
     def busy(self, sched):
         return not self.ended and channels_module(sched.world) is not None
-
-    def wait(self, timeout):
-        self.event.wait(timeout)
-        self.event.clear()
 
     def poll(self, sched):
         """Take one line when the program is idle -- nothing ready, no model
@@ -66,7 +54,7 @@ class ConsoleChannel:
             return            # nobody listens yet: keep the lines
         # A channel that always listens (Telegram) is not a reply on its way.
         if sched.world.ready or any(s.busy(sched) for s in sched.services
-                                    if s is not self and not getattr(s, 'listens', False)):
+                                    if s is not self and not s.listens):
             return
         try:
             line = self.lines.get_nowait()
@@ -76,9 +64,6 @@ class ConsoleChannel:
             self.ended = True
             return
         sched.transact(lambda: self.intake(sched, line))
-
-    def close(self):
-        pass
 
     # ------------------------------------------------------------ intake
     def intake(self, sched, text):

@@ -28,6 +28,7 @@ from persistent import Persistent
 
 from ..vm import values as V
 from ..vm.printing import parse_json
+from .service import Service
 
 
 class LLMState(Persistent):
@@ -106,7 +107,7 @@ def to_value(obj):
     return parse_json(json.dumps(obj))
 
 
-class LLMService:
+class LLMService(Service):
     """Performs the database's LLM requests; one per process."""
 
     BACKOFF_MAX = 30.0
@@ -126,7 +127,7 @@ class LLMService:
                                        thread_name_prefix='ostinato-llm')
         self.inflight = set()              # seqs dispatched by this process
         self.results = queue.Queue()
-        self.event = threading.Event()
+        super().__init__()
         self.retry_at = {}                 # seq -> time before which not to ask again
         self.backoff = 1.0
         self.down = False                  # logged that the model is unreachable
@@ -149,12 +150,6 @@ class LLMService:
         task.waiting = ('llm', seq)
         task.state = 'waiting'
 
-    def bind(self, sched):
-        # Share the scheduler's wake-up event, so our news ends its idle wait.
-        if self.event.is_set():
-            sched.wakeup.set()
-        self.event = sched.wakeup
-
     def busy(self, sched):
         st = getattr(sched.world, 'llm', None)
         return bool(st is not None and st.pending)
@@ -162,8 +157,7 @@ class LLMService:
     def wait(self, timeout):
         if self.spinner:
             self.draw_spinner()
-        self.event.wait(timeout)
-        self.event.clear()
+        super().wait(timeout)
 
     SPIN = '|/-\\'
 

@@ -40,6 +40,7 @@ from ..runtime.scheduler import ServiceStopped
 from ..runtime.world import outbox
 from ..vm import ops
 from .chat import channels_module, new_user, receive
+from .service import Service
 from .telegram_api import (RateLimiter, TelegramAPI, TelegramError, TelegramRetry,
                            split_text, update_message, update_non_text)
 
@@ -146,17 +147,17 @@ class _Job:
         self.retries = 0
 
 
-class TelegramChannel:
+class TelegramChannel(Service):
     """The channel service; one per process (Telegram allows one poller per token)."""
 
-    listens = True        # always expects news: its being busy is no reply on its way
+    listens = True
 
     def __init__(self, config, err=None, api=None, limiter=None):
         self.config = config
         self.api = api or TelegramAPI(config)
         self.err = err or sys.stderr
         self.limiter = limiter or RateLimiter()
-        self.event = threading.Event()
+        super().__init__()
         self.stopping = threading.Event()
         self.batches = queue.Queue()      # poller -> scheduler: lists of updates
         self.acked = threading.Event()    # scheduler -> poller: the batch is committed
@@ -172,20 +173,8 @@ class TelegramChannel:
         self.last_typing = 0.0
 
     # ------------------------------------------------------------ service protocol
-    def accepts(self, kind):
-        return False
-
-    def bind(self, sched):
-        if self.event.is_set():
-            sched.wakeup.set()
-        self.event = sched.wakeup
-
     def busy(self, sched):
         return self.fatal is None and not self.stopping.is_set()
-
-    def wait(self, timeout):
-        self.event.wait(timeout)
-        self.event.clear()
 
     def poll(self, sched):
         if self.fatal is not None:
@@ -214,19 +203,20 @@ class TelegramChannel:
     def drain(self, sched):
         """An orderly stop: let the send in progress finish and record its
         confirmation, so the next start does not send it again."""
-        self.stopping.set()
-        self.acked.set()
-        self.jobs.put(None)
+        self._stop_threads()
         for t in self.threads:
             if t.name.endswith('send'):
                 t.join(self.config.request_timeout + 1)
         self.confirm_sent(sched)
 
     def close(self):
-        self.stopping.set()
-        self.acked.set()
-        self.jobs.put(None)
+        self._stop_threads()
         self.api.close()
+
+    def _stop_threads(self):
+        self.stopping.set()
+        self.acked.set()        # a poller waiting for its batch's commit
+        self.jobs.put(None)     # the sender's signal to stop
 
     # ------------------------------------------------------------ start
     def start(self, sched):

@@ -1,0 +1,34 @@
+"""What every effect service shares: the scheduler's side of the protocol.
+
+A service (the LLM worker, a chat channel) is polled by the scheduler
+between turns (`poll`), says whether it still expects outside events
+(`busy`), and may take over suspensions of a kind it `accepts`.  Its
+threads report news by setting `event`; `bind` makes that the scheduler's
+own wake-up event, so news of any service ends the scheduler's idle wait
+whichever service it waits on.
+"""
+from __future__ import annotations
+
+import threading
+
+
+class Service:
+    listens = False     # always expects news (a chat channel): its being busy is no reply on its way
+
+    def __init__(self):
+        self.event = threading.Event()
+
+    def accepts(self, kind):
+        return False
+
+    def bind(self, sched):
+        if self.event.is_set():
+            sched.wakeup.set()
+        self.event = sched.wakeup
+
+    def wait(self, timeout):
+        self.event.wait(timeout)
+        self.event.clear()
+
+    def close(self):
+        pass
