@@ -12,7 +12,7 @@ over to each other; two tasks never sleep side by side, since overdue timers
 all fire at once after a restart), so every run prints the same lines in the
 same order.
 
-What must hold after any number of kills (DESIGN.md §2-§3, LANGUAGE.md §17):
+What must hold after any number of kills (DESIGN.md §2-§3, docs/language.md §17):
 - the database did every step exactly once: the final summary (and the list
   as stored in the database) equals the uninterrupted run's;
 - printing is at most once: no step line appears twice across all the runs;

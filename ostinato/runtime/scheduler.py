@@ -3,7 +3,7 @@
 It implements the VM's `Host` interface.  One scheduler *turn* runs one task
 until it waits, ends, fails or uses up its slice; then every sleeper whose
 time has passed joins the back of the ready queue and the front task runs
-(LANGUAGE.md §15.1).  A task whose slice was used up goes on ahead of every
+(docs/language.md §15.1).  A task whose slice was used up goes on ahead of every
 other task: tasks are cooperative, the slice only bounds how much work a
 crash can lose.
 
@@ -346,7 +346,7 @@ class Scheduler(Host):
                 w._p_changed = True
 
     def start_main(self, path, module_name=None):
-        """Make FILE's main task ready (LANGUAGE.md §1): on a new database load
+        """Make FILE's main task ready (docs/language.md §1): on a new database load
         FILE and run its top level; if FILE's main task is still suspended,
         resume it (upgrading FILE in place first if its text changed); if it
         ended, run FILE's top level again as a new main task in the same module
@@ -581,7 +581,7 @@ class Scheduler(Host):
             self.suspend(task, status[1])
         if type(status) is tuple and status[1][0] == 'import':
             # Importing another module is not a wait: whoever waits for this
-            # module's top level keeps waiting (LANGUAGE.md §16).
+            # module's top level keeps waiting (docs/language.md §16).
             return
         if importer is not None:
             self._module_settled(task, status)
@@ -696,7 +696,7 @@ def format_report(task):
 
 def _syntax_error_at_import(e):
     """A syntax error in an imported module is a runtime error at the import
-    (LANGUAGE.md §14)."""
+    (docs/language.md §14)."""
     return OstError('%s:%d:%d: syntax error: %s' % (e.filename, e.line, e.col, e.message))
 
 

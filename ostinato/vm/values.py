@@ -258,7 +258,7 @@ class OType(Persistent):
 
     def field_order(self):
         """All field names in display order: supertypes' fields first (in `in`
-        order, skipping repeats), then the type's own (LANGUAGE.md §19.2)."""
+        order, skipping repeats), then the type's own (docs/language.md §19.2)."""
         out = []
         seen = set()
         self._collect(out, seen)
@@ -423,7 +423,7 @@ class Task(Persistent):
 
 
 class OQueue(Persistent):
-    """A persistent FIFO queue (LANGUAGE.md §15.5)."""
+    """A persistent FIFO queue (docs/language.md §15.5)."""
 
     def __init__(self):
         self.items = []
@@ -443,7 +443,7 @@ _KINDS = {
 
 
 def kind(v):
-    """The kind name of a value (LANGUAGE.md §4); for a typed object its type's name."""
+    """The kind name of a value (docs/language.md §4); for a typed object its type's name."""
     k = _KINDS.get(type(v))
     if k is not None:
         return k
