@@ -77,6 +77,8 @@ def env(prog=None):
     e = dict(os.environ)
     e.pop('OSTINATO_DB', None)
     e.pop('PYTHONUNBUFFERED', None)   # output to a file or pipe as a user's would be
+    # Kills here are the test's, not crashes of a task: never park one.
+    e['OSTINATO_MAX_CRASHES'] = '1000000'
     if prog is not None and not isinstance(prog, Path):
         e['OSTINATO_LLM_SCRIPT'] = str(CRASH / (prog + '.json'))
     return e

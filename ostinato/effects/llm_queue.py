@@ -49,6 +49,12 @@ class LLMState(Persistent):
         """The tasks waiting for a reply (for `ostinato db check`)."""
         return [req.task for req in self.pending.values() if req.task is not None]
 
+    def release(self, task):
+        """`task` no longer waits (it was cancelled): forget its requests, so
+        a reply that comes anyway is dropped."""
+        for seq in [seq for seq, req in self.pending.items() if req.task is task]:
+            del self.pending[seq]
+
 
 class LLMRequest(Persistent):
     def __init__(self, seq, task, data):

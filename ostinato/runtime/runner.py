@@ -43,6 +43,7 @@ def run_file(path, out=None, err=None, store=None, store_every=None, commit_ever
         sched.after_turn = lambda s: store.commit()
         sched.abort_hook = lambda s: store.abort()
         sched.transact_hook = store.transact
+        sched.size_hook = store.size
     if store_every:
         sched.store_every = store_every
         sched.SLICE_SECONDS = 0

@@ -44,6 +44,16 @@ def request_stop():
     return True
 
 
+# Test mode (OSTINATO_TEST_DIE_IN_TURN=NAME): the process dies like kill -9
+# right after a checkpoint of a turn of the task named NAME.
+_DIE_IN_TURN = os.environ.get('OSTINATO_TEST_DIE_IN_TURN')
+
+
+class RunawayTurn(Exception):
+    """A turn went on past its limits after the catchable error: the task is
+    parked (Scheduler.turn)."""
+
+
 class ServiceStopped(Exception):
     """A service cannot go on (a chat channel whose token was rejected, or
     which another process polls): the run stops, and the CLI prints this
@@ -86,6 +96,16 @@ class Scheduler(Host):
     SLICE_SECONDS = 0.3      # a long computation is checkpointed this often
     TICKS = 20000            # steps (blocks, jumps, calls) between clock checks
     IDLE_SECONDS = 0.05      # serve: how often an idle worker looks at the database
+    GROUP_TURNS = 64         # turns at most in one commit when many tasks are ready
+    GROUP_SECONDS = 0.02     # ... or this long
+    # The operator's limits on one turn (DESIGN.md §9): a turn that runs this
+    # long without waiting, recurses this deep or writes this much gets a
+    # catchable Error where it is; one that goes on as long again is parked.
+    TURN_LIMIT = float(os.environ.get('OSTINATO_TURN_LIMIT') or 30.0)
+    MAX_DEPTH = int(os.environ.get('OSTINATO_MAX_DEPTH') or 50000)
+    MAX_TURN_WRITE = 64 << 20       # bytes one turn may add to the database
+    # Crashes of the process in one task's turn before the task is parked.
+    MAX_CRASHES = int(os.environ.get('OSTINATO_MAX_CRASHES') or 3)
 
     def __init__(self, world=None, out=None, err=None, ticks=None):
         self.world = world if world is not None else World()
@@ -103,6 +123,9 @@ class Scheduler(Host):
         self.abort_hook = None    # hook(scheduler) that aborts the transaction
         self.idle_hook = None     # hook(scheduler, seconds) while nothing is ready (serve)
         self.transact_hook = None  # hook(fn): run fn in a transaction of its own, commit
+        self.size_hook = None      # hook(): the database's size in bytes
+        self.grouped = None        # turns done in the group not yet committed (run_ready)
+        self.solo = 0              # turns to run one commit each (after a failed group)
         self.services = []        # effects: objects with accepts/suspend/poll/busy/wait
         self.quiet = False        # hold printed output back (a diagnostic re-run)
         # Set by any service with news; the loop waits on it when idle, so an
@@ -343,6 +366,16 @@ class Scheduler(Host):
         if t is not None:
             del w.running[self.worker]
             if not t.done and t not in w.ready:
+                # The process stopped in this task's turn.  Again and again
+                # (a crash in native code, the OOM killer): park it rather
+                # than crash at every start.
+                t.crashes += 1
+                if t.crashes >= self.MAX_CRASHES:
+                    self.park(t, 'the process stopped %d times in a row while running this '
+                                 "task's turn (killed, out of memory, or a crash in native "
+                                 'code); it waits at its last checkpoint: `ostinato tasks '
+                                 'retry %d` runs it again' % (t.crashes, t.id))
+                    return
                 t.state = 'ready'
                 w.ready.appendleft(t)
 
@@ -411,7 +444,7 @@ class Scheduler(Host):
             for t in w.due_timers(time.time()):
                 self.make_ready(t)
             if w.ready:
-                self.run_one()
+                self.run_ready()
                 continue
             nxt = w.next_timer()
             delay = None if nxt is None else max(0.0, nxt - time.time())
@@ -461,6 +494,45 @@ class Scheduler(Host):
         else:
             time.sleep(seconds)
 
+    def run_ready(self):
+        """Run the front task's turn -- and when more tasks are ready, theirs
+        too, in the same transaction (group commit): a burst of messages
+        then shares one fsync among up to GROUP_TURNS turns, or GROUP_SECONDS
+        of them, while a lone message commits at once.  Output is still
+        written only after the commit that covers it, and a conflict or an
+        error undoes the group, whose tasks are back in the queue.  Not for
+        workers that claim each task (several workers share the database:
+        a claim is a commit of its own) nor for the test modes that commit
+        every slice."""
+        if self.claim or self.after_turn is None or self.after_slice is not None \
+                or self.solo > 0:
+            self.solo = max(0, self.solo - 1)
+            self.run_one()
+            return
+        from ZODB.POSException import ConflictError
+        w = self.world
+        start = time.time()
+        self.grouped = 0
+        try:
+            while True:
+                self.run_one()
+                if not w.ready or self.grouped >= self.GROUP_TURNS or STOP.is_set() \
+                        or time.time() - start >= self.GROUP_SECONDS:
+                    break
+        finally:
+            grouped, self.grouped = self.grouped, None
+        if grouped:
+            try:
+                self.end_turn()
+            except ConflictError:
+                self.abort()
+            except Exception:
+                # The commit refused something of one of the turns (a value
+                # that does not store): run them again one commit each, so
+                # the turn that holds it fails alone.
+                self.abort()
+                self.solo = grouped
+
     def run_one(self):
         """Take the front task and run its turn.  A conflict with another worker
         (ZODB ConflictError at commit) aborts the turn, which is run again from
@@ -496,6 +568,12 @@ class Scheduler(Host):
             except UnrunnableCode as e:
                 self.abort()
                 self.fail_task(task, unrunnable_message(task, e))
+                return
+            except RunawayTurn as e:
+                self.abort()
+                self.fail_task(task, '%s; it waits at its last checkpoint: `ostinato tasks '
+                                     'retry %d` runs it again, `tasks cancel %d` ends it'
+                               % (e, task.id, task.id))
                 return
             except Exception as e:  # a bug of ours: the task fails, the rest goes on
                 self.abort()
@@ -538,25 +616,65 @@ class Scheduler(Host):
             self.abort()
 
     def fail_task(self, task, message):
-        """End `task` with an error from the last committed state of its frames
-        (its failed turn was aborted), report it and commit."""
+        """Park `task` with an error, from the last committed state of its
+        frames (its failed turn was aborted): it stays among the live tasks
+        in state 'failed', waiting for the operator (`ostinato tasks retry`
+        runs it again from there, `tasks cancel` ends it), its error
+        reported; then commit.  For what the runtime cannot let go on -- an
+        internal error, a value that does not store, code it cannot run, a
+        runaway turn, a turn that crashed the process again and again --
+        never for an error of the program, which unwinds as usual."""
+        self.park(task, message)
+        self.commit()
+        self.flush()
+
+    def park(self, task, message):
         w = self.world
-        w.running.pop(self.worker, None)
-        w.tasks.pop(task.id, None)
+        if w.running.get(self.worker) is task:
+            del w.running[self.worker]
         # The abort undid taking it from the queue, or from the timers that
         # woke it in the same transaction.
         self.detach(task)
         frame = task.frame
-        task.done = True
         task.state = 'failed'
+        task.parked = True
+        task.waiting = None
         task.raised_at = where_of(frame, max(frame.pc - 1, 0)) if frame is not None else '?'
         task.error = V.make_error(message, task.raised_at)
         task.traceback = []
+        task.reported = False
         self.report(task)
-        if w.watches:
-            self.changed(task)
-        self.commit()
-        self.flush()
+
+    def retry(self, task):
+        """Run a parked task again from its last committed state.  Returns
+        None, or why it cannot be."""
+        if not task.parked or task.done:
+            return ('task %d is not parked (it is %s): only a task the runtime stopped '
+                    'can run again from where it was' % (task.id, task.state))
+        task.parked = False
+        task.crashes = 0
+        task.error = None
+        task.raised_at = None
+        self.make_ready(task)
+        return None
+
+    def cancel(self, task, reason='by the operator'):
+        """End `task` with a catchable Error at the point where it waits or
+        runs (docs/language.md §15: a cancelled wait raises); its waiters wake
+        when it ends.  Returns None, or why it cannot be."""
+        w = self.world
+        if task.done or task.id not in w.tasks:
+            return 'task %d has ended already' % task.id
+        task.resume = ('error', V.make_error('cancelled ' + reason))
+        task.parked = False
+        if task in w.ready or task in w.running.values():
+            # A turn under way (in this or another worker) or due: the error
+            # meets it at its next step; a worker running it now conflicts
+            # with this change and runs the turn again from here.
+            return None
+        self.detach(task)
+        self.make_ready(task)
+        return None
 
     def detach(self, task):
         """Take `task` out of the ready queue and of what it waits for."""
@@ -576,6 +694,16 @@ class Scheduler(Host):
             if q.takers and task in q.takers:
                 q.takers.remove(task)
                 q._p_changed = True
+        elif type(waiting) is tuple and waiting and waiting[0] == 'import':
+            for t in w.tasks.values():
+                if t.importer is task:
+                    t.importer = None
+        # A service that suspends tasks forgets this one's request
+        # (`release`), so its answer never makes the task ready again.
+        for st in w.services.values():
+            release = getattr(st, 'release', None)
+            if release is not None:
+                release(task)
 
     def fail_internal(self, task, exc):
         import traceback as tb
@@ -584,9 +712,11 @@ class Scheduler(Host):
 
     def turn(self, task):
         """Run one task until it waits, ends or fails, checkpointing a long
-        computation every SLICE_SECONDS."""
+        computation every SLICE_SECONDS and holding it to the turn limits."""
         tid = task.id
-        start = time.time()
+        start = slice_start = time.time()
+        written = 0
+        warned = False
         task.state = 'running'
         self.world.running[self.worker] = task
         while True:
@@ -596,14 +726,56 @@ class Scheduler(Host):
             if self.after_slice is not None:
                 self.after_slice(self)
                 task = self.world.tasks[tid]
-            if time.time() - start >= self.SLICE_SECONDS:
+            now = time.time()
+            if now - slice_start >= self.SLICE_SECONDS:
+                before = self.stored_size()
                 self.end_turn()
-                start = time.time()
+                if before is not None:
+                    written += max(0, self.stored_size() - before)
+                if _DIE_IN_TURN is not None and task.name == _DIE_IN_TURN:
+                    os._exit(137)        # test mode: as the OOM killer would
+                slice_start = time.time()
+            problem = self.runaway(task, now - start, written)
+            if problem is not None:
+                if warned:
+                    raise RunawayTurn(problem + ', and went on after that error')
+                # The program may catch it and wrap up; if it goes on as
+                # long again, it is parked (RunawayTurn).
+                task.resume = ('error', V.make_error(problem))
+                warned = True
+                start = now
+                written = 0
         del self.world.running[self.worker]
+        if task.crashes:
+            task.crashes = 0
         self.settle(task, status)
-        self.end_turn()
+        if self.grouped is not None:
+            self.grouped += 1       # run_ready commits the group
+        else:
+            self.end_turn()
         if self.after_slice is not None:
             self.after_slice(self)
+
+    def runaway(self, task, seconds, written):
+        """Why the turn of `task` must stop, or None."""
+        if seconds >= self.TURN_LIMIT:
+            return 'ran %g s without waiting (the turn limit)' % self.TURN_LIMIT
+        if written > self.MAX_TURN_WRITE:
+            return 'stored %d MB in one turn (the limit is %d MB)' % (
+                written >> 20, self.MAX_TURN_WRITE >> 20)
+        depth = 0
+        f = task.frame
+        while f is not None:
+            depth += 1
+            if depth > self.MAX_DEPTH:
+                return 'recursion deeper than %d calls' % self.MAX_DEPTH
+            f = f.caller
+        return None
+
+    def stored_size(self):
+        """The database's size in bytes, to measure what a turn writes (None
+        when unknown: memory runs)."""
+        return self.size_hook() if self.size_hook is not None else None
 
     def settle(self, task, status):
         w = self.world

@@ -88,7 +88,8 @@ class Server:
         import sys
         db = db or os.environ.get('OSTINATO_DB') or 'ostinato.fs'
         self.zeo = None
-        if db.startswith('zeo:'):
+        self.shared = db.startswith('zeo:')
+        if self.shared:
             self.store = Store(db)
         else:
             if live_socket(db):
@@ -110,9 +111,13 @@ class Server:
         store = self.store
         sched = Scheduler(store.world, out=self.out, err=self.err)
         sched.worker = self.worker
-        sched.claim = True
+        # Workers that share an outside ZEO server claim each task in a
+        # commit of its own, so two never run it at once; a database served
+        # by this process has no other worker (the REPL runs no one's turns).
+        sched.claim = self.shared
         sched.after_turn = lambda s: store.commit()
         sched.abort_hook = lambda s: store.abort()
+        sched.size_hook = store.size
         sched.idle_hook = self._idle
         sched.transact_hook = store.transact
         sched.services = self.services

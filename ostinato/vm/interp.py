@@ -20,7 +20,7 @@ never touches a database.
 from __future__ import annotations
 
 from ..compiler.code import *  # noqa: F401,F403 -- opcodes
-from . import ops
+from . import limits, ops
 from .printing import display, to_str
 from .values import (BUILTINS, Builtin, Curried, Frame, Function, OList, OMap, OModule,
                      OObject, OQueue, OSet, OstError, OstRaise, OType, Span, Task,
@@ -31,6 +31,8 @@ from .taskbuiltins import Suspend
 from .blocks import RUN_BLOCK, forget_layout, function_layout, runnable
 
 WATCH = 'watch'      # marker in Frame.handlers for an active watched evaluation
+# Int operands below this multiply without a size check (vm/limits.py).
+_HALF_INT = 1 << (limits.MAX_INT_BITS // 2)
 _MISSING = object()
 
 
@@ -729,7 +731,8 @@ class VM:
                 elif op == MUL:
                     b = stack.pop()
                     a = stack[-1]
-                    if type(a) is int and type(b) is int:
+                    if type(a) is int and type(b) is int and -_HALF_INT < a < _HALF_INT \
+                            and -_HALF_INT < b < _HALF_INT:
                         stack[-1] = a * b
                     else:
                         stack[-1] = ops.binop('*', a, b)
@@ -874,7 +877,10 @@ class VM:
                         continue
                     parts = stack[-arg:]
                     del stack[-arg:]
-                    stack.append(''.join(parts))
+                    s = ''.join(parts)
+                    if len(s) > limits.MAX_STRING:
+                        limits.check_string(len(s))
+                    stack.append(s)
                 elif op == FORMAT:
                     v = stack[-1]
                     if reads is not None and isinstance(v, _TRACKED):
@@ -886,6 +892,8 @@ class VM:
                 elif op == LIST_APPEND:
                     v = stack.pop()
                     acc = stack[-1 - arg]
+                    if len(acc.items) >= limits.MAX_ITEMS:
+                        limits.check_items(len(acc.items) + 1)
                     acc.items.append(v)
                     acc._p_changed = True   # it may be stored already (a checkpoint)
                 elif op == MAP_ADD:
@@ -894,6 +902,8 @@ class VM:
                     acc = stack[-1 - arg]
                     acc._p_changed = True
                     d = acc.d
+                    if len(d) >= limits.MAX_ITEMS:
+                        limits.check_items(len(d) + 1)
                     if v is None:
                         d.pop(k, None)
                     else:
@@ -902,6 +912,8 @@ class VM:
                     v = stack.pop()
                     if v is not None:
                         acc = stack[-1 - arg]
+                        if len(acc.d) >= limits.MAX_ITEMS:
+                            limits.check_items(len(acc.d) + 1)
                         acc.d[ops.map_key(v)] = None
                         acc._p_changed = True
                 elif op == GET_ITER:
