@@ -456,7 +456,10 @@ def test_failing_task_prints_at_most_once(tmp_path):
     next run must not print the line, nor the error report, again."""
     prog = tmp_path / 'failing.ost'
     prog.write_text(FAILING_TASK)
-    for attempt in range(5):
+    tried = 0
+    for attempt in range(10):
+        if tried == 5:
+            break
         folder = tmp_path / ('attempt%d' % attempt)
         folder.mkdir()
         db = folder / 'db.fs'
@@ -477,9 +480,16 @@ def test_failing_task_prints_at_most_once(tmp_path):
         err1 = first.stderr.read()
         first.stdout.close()
         first.stderr.close()
+        if db_state(db)[0]:
+            # On a loaded machine the run may end before the kill lands: a
+            # new run would run the program again, which tests nothing.
+            continue
+        tried += 1
         second = subprocess.run(command(prog, db), capture_output=True, text=True,
                                 cwd=folder, env=env(), timeout=RUN_TIMEOUT)
         out = out1 + lines(second.stdout)
         reports = (err1 + second.stderr).count('error: boom')
         assert out.count('doomed task printed this') == 1 and reports <= 1, (
             'attempt %d: printed %r, stderr %r then %r' % (attempt, out, err1, second.stderr))
+    assert tried, 'every run ended before it could be killed'
+

@@ -44,6 +44,10 @@ def run_file(path, out=None, err=None, store=None, store_every=None, commit_ever
         sched.abort_hook = lambda s: store.abort()
         sched.transact_hook = store.transact
         sched.size_hook = store.size
+    if store_every or commit_every:
+        # Test modes that store everything every few steps: far slower than
+        # a real run, so the turn limit means nothing there.
+        sched.TURN_LIMIT = float('inf')
     if store_every:
         sched.store_every = store_every
         sched.SLICE_SECONDS = 0
