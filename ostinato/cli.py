@@ -82,16 +82,37 @@ def _telegram_channel(enabled):
 
 def _stop_on_signals():
     """Ctrl-C or SIGTERM stops the run between two turns, after the services
-    have finished what is in flight; a second one stops at once (the turn in
-    progress is not committed, so even that leaves the database consistent)."""
+    have finished what is in flight (a model reply on its way is waited for
+    and kept); it says so at once.  A second one stops at once: the turn in
+    progress is not committed, so even that leaves the database consistent."""
     import signal
     from .runtime.scheduler import request_stop
 
     def stop(signum, frame):
         if not request_stop():
             raise KeyboardInterrupt
+        again = 'Ctrl-C' if signum == signal.SIGINT else 'the signal'
+        # os.write, not sys.stderr: the signal may interrupt a write to it.
+        _say('ostinato: stopping after this step (%s again to stop now)' % again)
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
+
+
+def _say(text):
+    """One line on stderr from a signal handler; on a terminal it replaces
+    what the line showed (the `^C`, a prompt, the model spinner)."""
+    lead = '\r\x1b[K' if _isatty(sys.stderr) else ''
+    try:
+        os.write(2, (lead + text + '\n').encode('utf-8', 'replace'))
+    except OSError:
+        pass
+
+
+def _isatty(stream):
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def _llm_service(llm, model, parallel, worker, spinner=False, servers=()):
@@ -213,10 +234,14 @@ def serve(file, db, worker, llm, model, llm_parallel, llm_servers, telegram):
             click.echo('ostinato: worker %s serving %s' % (worker, db), err=True)
         server.serve()
     except KeyboardInterrupt:
-        pass
+        from .runtime.runner import stopped_now
+        sys.stderr.write(stopped_now(server.sched) + '\n')
+        server.sched.abort()
     except ServiceStopped as e:
         sys.stderr.write('ostinato: %s\n' % e)
         status = EXIT_UNAVAILABLE
+    else:
+        sys.stderr.write('ostinato: stopped; the tasks wait in %s\n' % db)
     finally:
         server.sched.flush()
         server.close()
@@ -240,9 +265,11 @@ def repl(db, memory):
         if sys.stdin.isatty():
             click.echo('Ostinato %s on %s -- :help for help' % (
                 __import__('ostinato').__version__, 'memory' if memory else db))
-        Repl(store, standalone=standalone).loop()
+        status = Repl(store, standalone=standalone).loop()
     finally:
         store.close()
+    # A script piped in fails like a script; a person's session ends well.
+    sys.exit(0 if sys.stdin.isatty() else status)
 
 
 def _existing_address(db):

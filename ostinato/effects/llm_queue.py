@@ -136,6 +136,7 @@ class LLMService(Service):
         self.spinner = spinner             # show one on the terminal while we wait
         self.spin = 0
         self.spin_since = None
+        self.stopping = False              # an orderly stop: start no new request
 
     # ------------------------------------------------------------ the service protocol
     def accepts(self, kind):
@@ -178,6 +179,11 @@ class LLMService(Service):
             self.spin_since = None
 
     def poll(self, sched):
+        self.collect(sched)
+        self.dispatch(sched)
+
+    def collect(self, sched):
+        """Apply the replies that came in, each in a transaction of its own."""
         while True:
             try:
                 seq, outcome = self.results.get_nowait()
@@ -185,8 +191,19 @@ class LLMService(Service):
                 break
             self.clear_spinner()
             self.inflight.discard(seq)
+            if outcome[0] == 'skipped':
+                continue            # not asked (a stop came first): it stays in the queue
             sched.transact(lambda: self.apply(sched, seq, outcome))
-        self.dispatch(sched)
+
+    def drain(self, sched):
+        """An orderly stop: ask nothing new, but wait for the replies already
+        asked for and keep them (the tasks get them when the run goes on).
+        A second Ctrl-C interrupts this wait; the requests then stay in the
+        queue and are asked again by the next run."""
+        self.stopping = True
+        while self.inflight:
+            self.wait(0.5)
+            self.collect(sched)
 
     # ------------------------------------------------------------ work
     def dispatch(self, sched):
@@ -214,6 +231,11 @@ class LLMService(Service):
 
     def _perform(self, seq, plain):
         i = self.slots.get()
+        if self.stopping:
+            self.slots.put(i)
+            self.results.put((seq, ('skipped', None)))
+            self.event.set()
+            return
         try:
             with self.client_lock:
                 if self.clients[i] is None:

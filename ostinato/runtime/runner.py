@@ -64,12 +64,20 @@ def run_file(path, out=None, err=None, store=None, store_every=None, commit_ever
         store.commit()
     if os.environ.get('OSTINATO_TEST_EXIT_AT_SUSPEND'):
         _exit_at_every_suspension(sched)
-    if sched.run() == 'stopped':
+    try:
+        result = sched.run()
+    except KeyboardInterrupt:
+        err.write(stopped_now(sched) + '\n')
+        sched.abort()
+        return EXIT_INTERRUPTED
+    if result == 'stopped':
         # An orderly stop (Ctrl-C): the run stays open, so the next run
         # continues it rather than starting the program again.
         if store is not None:
             store.commit()
         sched.flush()
+        err.write('ostinato: stopped between two steps; nothing is lost, and the same '
+                  'command goes on from here\n')
         return EXIT_INTERRUPTED
     sched.world.run_open = False
     if store is not None:
@@ -77,6 +85,26 @@ def run_file(path, out=None, err=None, store=None, store_every=None, commit_ever
     sched.flush()
     main_task = sched.world.main_task
     return EXIT_RUNTIME if main_task.state == 'failed' else EXIT_OK
+
+
+def stopped_now(sched):
+    """What a second Ctrl-C left behind, in words: the step in progress is
+    dropped (its transaction is never committed), so its task is as it was
+    at its last commit and goes on from there; a model reply not waited for
+    is asked for again.  Nothing else is lost."""
+    try:
+        task = sched.world.running.get(sched.worker)
+        waiting = any(getattr(s, 'inflight', None) for s in sched.services)
+    except Exception:       # interrupted anywhere: the words must not fail
+        task, waiting = None, False
+    if task is not None:
+        return ('ostinato: stopped now, in the middle of a step of task %d (%s): that step '
+                'is dropped, and the task is as it was at its last commit; the same command '
+                'goes on from there' % (task.id, task.name))
+    if waiting:
+        return ('ostinato: stopped now, without waiting for the model: the question is '
+                'asked again when the same command runs again')
+    return 'ostinato: stopped now; nothing is lost, the same command goes on from here'
 
 
 EXIT_SUSPENDED_FOR_TEST = 75

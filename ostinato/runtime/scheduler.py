@@ -29,8 +29,12 @@ from .world import Watch, World, outbox
 
 # Set (by a signal handler of the CLI) to stop the run at the next turn
 # boundary: the turn in progress completes and is committed, and services
-# finish what is in flight, so an orderly stop resends nothing.
+# finish what is in flight (a model reply on its way is waited for and
+# kept), so an orderly stop loses and resends nothing.
 STOP = threading.Event()
+# The wake-up events of running schedulers: a stop request sets them, so an
+# idle loop notices the request at once rather than at its next look.
+_WAKEUPS = []
 
 
 def request_stop():
@@ -39,6 +43,8 @@ def request_stop():
     if STOP.is_set():
         return False
     STOP.set()
+    for event in list(_WAKEUPS):
+        event.set()
     return True
 
 
@@ -392,6 +398,13 @@ class Scheduler(Host):
         still expects an event, the run goes on.  Returns 'stopped' when a
         stop was requested (`request_stop`), after the services drained."""
         self.bind_services()
+        _WAKEUPS.append(self.wakeup)
+        try:
+            return self._run(forever)
+        finally:
+            _WAKEUPS.remove(self.wakeup)
+
+    def _run(self, forever):
         while True:
             w = self.world
             if STOP.is_set():
@@ -418,7 +431,8 @@ class Scheduler(Host):
                 busy[0].wait(0.5 if delay is None else min(delay, 0.5))
             elif delay is not None:
                 if delay > 0:
-                    time.sleep(min(delay, 0.5))
+                    self.wakeup.wait(min(delay, 0.5))
+                    self.wakeup.clear()
             else:
                 break
 
