@@ -21,6 +21,7 @@ import queue
 import sys
 import threading
 
+from ..runtime.terminal import dim, isatty as _isatty
 from .chat import channels_module, new_user, receive
 from .service import Service
 
@@ -153,22 +154,6 @@ class PromptAware:
 
     def __getattr__(self, name):
         return getattr(self.stream, name)
-
-
-def dim(text):
-    """`text` dimmed on a terminal, unless NO_COLOR is set (no-color.org)."""
-    import os
-    if os.environ.get('NO_COLOR'):
-        return text
-    return '\n'.join('\x1b[2m%s\x1b[0m' % line if line else line
-                     for line in text.split('\n'))
-
-
-def _isatty(stream):
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
 
 
 def _user_name():

@@ -278,7 +278,11 @@ class LLMService(Service):
                 'llm: internal error: %s: %s' % (type(value).__name__, value)
             if not msg.startswith('llm: '):
                 msg = 'llm: ' + msg
-            entry = LogEntry(req, error=msg)
+            # A model that never gave a valid reply: keep what it said at
+            # every attempt, so `ostinato log` shows why it failed.
+            details = getattr(value, 'details', None)
+            entry = LogEntry(req, result=details if isinstance(details, dict) else None,
+                             error=msg)
             resume = ('error', V.make_error(msg))
         st.log[seq] = entry
         del st.pending[seq]
@@ -324,6 +328,11 @@ def log_text(entries):
             out.append('  goals: ' + ' > '.join(e.goal_stack.split('\n')))
         out.append('  prompt:')
         out.append(_indent(e.prompt))
+        # Each attempt the model got wrong: its raw text and what was wrong.
+        for n, x in enumerate(e.exchanges or (), 1):
+            if isinstance(x, dict) and x.get('problem'):
+                out.append('  attempt %d: %s' % (n, x['problem']))
+                out.append(_indent(x.get('raw') if x.get('raw') is not None else '', '      '))
         if e.error:
             out.append('  error: ' + e.error)
         else:

@@ -19,13 +19,14 @@ EXIT_OK, EXIT_USAGE, EXIT_SYNTAX, EXIT_RUNTIME, EXIT_INTERRUPTED = 0, 2, 65, 70,
 
 
 def run_file(path, out=None, err=None, store=None, store_every=None, commit_every=None,
-             services=()):
+             services=(), oplog=None):
     """Run the program at `path` until nothing can run any more; returns the
     exit status.
 
     store: an open `Store` (its world is used and each turn is committed);
     without one the run keeps its world in memory.
     services: effects (the LLM worker, chat channels) the scheduler polls.
+    oplog: the operator's log (runtime/oplog.py), or None for `err`.
     Test modes of the stop-anywhere property:
     store_every=N  pickle and reload every persistent object after every N
                    steps -- the points where the loop can stop: a block of
@@ -39,6 +40,7 @@ def run_file(path, out=None, err=None, store=None, store_every=None, commit_ever
     world = store.world if store is not None else None
     sched = Scheduler(world, out=out, err=err, ticks=store_every or commit_every)
     sched.services = list(services)
+    sched.oplog = oplog
     if store is not None:
         sched.after_turn = lambda s: store.commit()
         sched.abort_hook = lambda s: store.abort()

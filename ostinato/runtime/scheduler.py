@@ -110,6 +110,10 @@ class Scheduler(Host):
         self.transact_hook = None  # hook(fn): run fn in a transaction of its own, commit
         self.services = []        # effects: objects with accepts/suspend/poll/busy/wait
         self.quiet = False        # hold printed output back (a diagnostic re-run)
+        # The operator's log (runtime/oplog.py), when the operator is not the
+        # person reading `err`: it may take the reports of tasks other than
+        # the main task (a chat's dialogues), which then never reach the chat.
+        self.oplog = None
         # Set by any service with news; the loop waits on it when idle, so an
         # event of one service ends the wait whichever service it waits for.
         self.wakeup = threading.Event()
@@ -557,7 +561,9 @@ class Scheduler(Host):
     def fail_internal(self, task, exc):
         import traceback as tb
         self.fail_task(task, 'internal error: %s: %s' % (type(exc).__name__, exc))
-        self.err.write(''.join(tb.format_exception(type(exc), exc, exc.__traceback__)))
+        text = ''.join(tb.format_exception(type(exc), exc, exc.__traceback__))
+        if self.oplog is None or not self.oplog.note(text):
+            self.err.write(text)
 
     def turn(self, task):
         """Run one task until it waits, ends or fails, checkpointing a long
@@ -682,7 +688,10 @@ class Scheduler(Host):
             self.out.flush()
             del self.buffer[:]
         if self.reports:
-            self.err.write(''.join(self.reports))
+            main = self.world.main_task
+            for task, text in self.reports:
+                if self.oplog is None or task is main or not self.oplog.report(task, text):
+                    self.err.write(text)
             self.err.flush()
             del self.reports[:]
 
@@ -693,7 +702,7 @@ class Scheduler(Host):
         if getattr(task, 'reported', False):
             return
         task.reported = True
-        self.reports.append(format_report(task))
+        self.reports.append((task, format_report(task)))
 
 
 def format_report(task):

@@ -84,11 +84,14 @@ class Server:
     """The serve loop over a database."""
 
     def __init__(self, db=None, out=None, err=None, worker='main', watch_seconds=1.0,
-                 services=()):
+                 services=(), memory=False):
         import sys
         db = db or os.environ.get('OSTINATO_DB') or 'ostinato.fs'
         self.zeo = None
-        if db.startswith('zeo:'):
+        if memory:
+            # Nothing to share: no file names a socket for repl and tasks.
+            self.store = Store(memory=True)
+        elif db.startswith('zeo:'):
             self.store = Store(db)
         else:
             if live_socket(db):
