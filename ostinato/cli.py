@@ -194,6 +194,18 @@ def _say(text):
         pass
 
 
+def _exit(status, services):
+    """Exit with `status`.  A model request still in flight (a stop that did
+    not wait for it) holds a worker thread that Python would wait for at
+    exit; the database is closed and the request stays in its queue, so the
+    process ends without waiting."""
+    if any(getattr(s, 'inflight', None) for s in services):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    sys.exit(status)
+
+
 # ------------------------------------------------------------------ the model
 
 def _llm_choice(llm, servers):
@@ -327,7 +339,7 @@ def run(file, db, memory, llm, model, llm_servers, llm_parallel, telegram, log_p
         store.close()
         if oplog is not None:
             oplog.close()
-    sys.exit(status)
+    _exit(status, services)
 
 
 # ------------------------------------------------------------------ serve
@@ -404,7 +416,7 @@ def serve(file, db, memory, worker, llm, model, llm_servers, llm_parallel, teleg
         server.sched.flush()
         server.close()
         oplog.close()
-    sys.exit(status)
+    _exit(status, server.services)
 
 
 # ------------------------------------------------------------------ repl

