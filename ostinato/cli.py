@@ -171,11 +171,12 @@ def _stop_on_signals():
     and kept); it says so at once.  A second one stops at once: the turn in
     progress is not committed, so even that leaves the database consistent."""
     import signal
-    from .runtime.scheduler import request_stop
+    from .runtime.scheduler import interrupt, request_stop
 
     def stop(signum, frame):
         if not request_stop():
-            raise KeyboardInterrupt
+            interrupt()
+            return
         again = 'Ctrl-C' if signum == signal.SIGINT else 'the signal'
         # os.write, not sys.stderr: the signal may interrupt a write to it.
         _say('ostinato: stopping after this step (%s again to stop now)' % again)
@@ -439,6 +440,10 @@ def repl(db, memory):
     except StoreError as e:
         fail(str(e))
     standalone = memory or not (db.startswith('zeo:') or live_socket(db))
+    # Ctrl-C stops a running statement, but never in the middle of a commit.
+    import signal
+    from .runtime.scheduler import interrupt
+    signal.signal(signal.SIGINT, lambda signum, frame: interrupt())
     try:
         if sys.stdin.isatty():
             click.echo('Ostinato %s on %s -- :help for help' % (

@@ -6,7 +6,7 @@ a loop that never waits, Ctrl-C in the REPL, colour and NO_COLOR.
 Nothing here waits on the clock: each step waits for what the program
 shows (a line, a prompt, a request reaching the fake model, the CPU time a
 busy loop uses), with a generous timeout only against a hang."""
-import json
+import io
 import os
 import shutil
 import subprocess
@@ -35,9 +35,18 @@ def env_for(tmp_path, **extra):
     return env
 
 
+class Transcript(io.StringIO):
+    """Everything the child wrote, for the message of a failing step."""
+
+    def __repr__(self):
+        return '<transcript:\n%s\n>' % self.getvalue()
+
+
 def spawn(args, tmp_path, env):
-    return pexpect.spawn(BIN, list(args), cwd=str(tmp_path), env=env, encoding='utf-8',
-                         timeout=PATIENCE, dimensions=(40, 250))
+    child = pexpect.spawn(BIN, list(args), cwd=str(tmp_path), env=env, encoding='utf-8',
+                          timeout=PATIENCE, dimensions=(40, 250))
+    child.logfile_read = Transcript()
+    return child
 
 
 def finish(child):

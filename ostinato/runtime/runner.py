@@ -13,7 +13,7 @@ from persistent import Persistent
 
 from ..syntax import OstSyntaxError
 from ..vm import values as V
-from .scheduler import Scheduler
+from .scheduler import Scheduler, committing
 
 EXIT_OK, EXIT_USAGE, EXIT_SYNTAX, EXIT_RUNTIME, EXIT_INTERRUPTED = 0, 2, 65, 70, 130
 
@@ -63,7 +63,8 @@ def run_file(path, out=None, err=None, store=None, store_every=None, commit_ever
         return EXIT_SYNTAX
     sched.world.run_open = True
     if store is not None:
-        store.commit()
+        with committing:
+            store.commit()
     if os.environ.get('OSTINATO_TEST_EXIT_AT_SUSPEND'):
         _exit_at_every_suspension(sched)
     try:
@@ -76,14 +77,16 @@ def run_file(path, out=None, err=None, store=None, store_every=None, commit_ever
         # An orderly stop (Ctrl-C): the run stays open, so the next run
         # continues it rather than starting the program again.
         if store is not None:
-            store.commit()
+            with committing:
+                store.commit()
         sched.flush()
         err.write('ostinato: stopped between two steps; nothing is lost, and the same '
                   'command goes on from here\n')
         return EXIT_INTERRUPTED
     sched.world.run_open = False
     if store is not None:
-        store.commit()
+        with committing:
+            store.commit()
     sched.flush()
     main_task = sched.world.main_task
     return EXIT_RUNTIME if main_task.state == 'failed' else EXIT_OK

@@ -48,6 +48,40 @@ def request_stop():
     return True
 
 
+# A second Ctrl-C stops at once (KeyboardInterrupt), but never inside a
+# commit or an abort: ZODB's FileStorage closes itself when the second phase
+# of its commit is interrupted.  The CLI's signal handler calls `interrupt`;
+# inside `committing` the interrupt waits for the commit to end.
+_committing = 0
+_interrupt_pending = False
+
+
+def interrupt():
+    """Raise KeyboardInterrupt now, or, inside a commit, as soon as it ends."""
+    global _interrupt_pending
+    if _committing:
+        _interrupt_pending = True
+    else:
+        raise KeyboardInterrupt
+
+
+class _Committing:
+    def __enter__(self):
+        global _committing
+        _committing += 1
+
+    def __exit__(self, kind, value, tb):
+        global _committing, _interrupt_pending
+        _committing -= 1
+        if not _committing and _interrupt_pending:
+            _interrupt_pending = False
+            if kind is None:
+                raise KeyboardInterrupt
+
+
+committing = _Committing()
+
+
 class ServiceStopped(Exception):
     """A service cannot go on (a chat channel whose token was rejected, or
     which another process polls): the run stops, and the CLI prints this
@@ -457,7 +491,8 @@ class Scheduler(Host):
         """Run fn() in a transaction of its own and commit it (again after a
         conflict with another worker)."""
         if self.transact_hook is not None:
-            return self.transact_hook(fn)
+            with committing:
+                return self.transact_hook(fn)
         result = fn()
         self.commit()
         return result
@@ -510,7 +545,8 @@ class Scheduler(Host):
 
     def commit(self):
         if self.after_turn is not None:
-            self.after_turn(self)
+            with committing:
+                self.after_turn(self)
 
     def abort(self):
         """Undo the current turn: its database changes and its output."""
@@ -518,7 +554,8 @@ class Scheduler(Host):
         del self.reports[:]
         self.vm.out = self.buffer
         if self.abort_hook is not None:
-            self.abort_hook(self)
+            with committing:
+                self.abort_hook(self)
 
     def diagnose_unstorable(self, task):
         """The commit failed on a value that does not pickle, and the failed
@@ -676,7 +713,8 @@ class Scheduler(Host):
         """The end of a turn: the durable runtime commits here; then the output
         the turn produced is delivered (so a crash never prints a line twice)."""
         if self.after_turn is not None:
-            self.after_turn(self)
+            with committing:
+                self.after_turn(self)
         self.flush()
 
     def flush(self):

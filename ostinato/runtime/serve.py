@@ -15,7 +15,7 @@ import socket
 import threading
 import time
 
-from .scheduler import Scheduler
+from .scheduler import Scheduler, committing
 from .store import Store, StoreError, open_storage
 
 
@@ -123,11 +123,13 @@ class Server:
 
     def _idle(self, sched, seconds):
         # A new transaction shows what other clients committed meanwhile.
-        self.store.abort()
+        with committing:
+            self.store.abort()
         now = time.time()
         if now - self.last_watch >= self.watch_seconds:
             self.last_watch = now
-            self.store.transact(sched.upgrade_all)
+            with committing:
+                self.store.transact(sched.upgrade_all)
             if sched.world.ready:
                 return
         busy = [s for s in sched.services if s.busy(sched)]
@@ -135,7 +137,8 @@ class Server:
             busy[0].wait(seconds)
         else:
             time.sleep(seconds)
-        self.store.abort()
+        with committing:
+            self.store.abort()
 
     def serve(self):
         """Run every task until interrupted (KeyboardInterrupt; the CLI turns
@@ -145,7 +148,8 @@ class Server:
         def prepare():
             sched.recover()
             sched.upgrade_all()
-        self.store.transact(prepare)
+        with committing:
+            self.store.transact(prepare)
         sched.run(forever=True)
 
     def close(self):
