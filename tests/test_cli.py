@@ -1,5 +1,6 @@
 """The `ostinato` command: exit codes, check, dis, usage errors."""
 import os
+import re
 import subprocess
 import sys
 
@@ -391,3 +392,40 @@ def test_new_skill_writes_a_skill_and_its_eval_cases(tmp_path):
     assert r.returncode == 2 and 'pets.ost exists already; nothing was written' in r.stderr
     r = ost('new', 'skill', 'My Pets', cwd=tmp_path)
     assert r.returncode == 2 and "a skill's name is its module's name" in r.stderr
+
+
+# ------------------------------------------------------------------ the operator's log
+
+FAILS_IN_A_TASK = ('def f():\n    return 1 / 0\nspawn f()\nprint("main goes on")\n')
+
+
+def test_run_log_takes_the_reports_of_failed_tasks(tmp_path):
+    (tmp_path / 'bg.ost').write_text(FAILS_IN_A_TASK)
+    r = ost('run', '--log', 'ops.log', 'bg.ost', cwd=tmp_path)
+    assert (r.returncode, r.stdout, r.stderr) == (0, 'main goes on\n', '')
+    log = (tmp_path / 'ops.log').read_text()
+    assert re.match(r'\d{4}-\d\d-\d\d \d\d:\d\d:\d\d task 2 \(f\) failed; `ostinato log --task '
+                    r'2` shows its model calls:\nbg\.ost:2:12: error: division by zero\n'
+                    r'  at bg\.ost:2:12 in f\n\Z', log), log
+    # Without --log (and no chat on a terminal) the report is on stderr, as
+    # the language reports an uncaught error.
+    r = ost('run', '--memory', 'bg.ost', cwd=tmp_path)
+    assert r.stderr == 'bg.ost:2:12: error: division by zero\n  at bg.ost:2:12 in f\n'
+
+
+def test_serve_reports_failed_tasks_with_their_id(tmp_path):
+    import signal
+    (tmp_path / 'bg.ost').write_text(FAILS_IN_A_TASK)
+    p = subprocess.Popen([BIN, 'serve', '--memory', 'bg.ost'], cwd=tmp_path,
+                         env=clean_env(tmp_path), stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline() == 'main goes on\n'
+        lines = [p.stderr.readline() for _ in range(5)]
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.communicate(timeout=120)
+    failed = [i for i, ln in enumerate(lines) if ' task 2 (f) failed; ' in ln]
+    assert failed, lines
+    assert lines[failed[0] + 1:failed[0] + 3] == ['bg.ost:2:12: error: division by zero\n',
+                                                  '  at bg.ost:2:12 in f\n']

@@ -156,15 +156,22 @@ def test_a_failing_dialogue_shows_the_user_friendly_words_only(tmp_path):
 ASK = 'from llm import agent\nprint(agent("hello?").text)\n'
 
 
-def test_ctrl_c_during_a_model_call_keeps_the_reply(tmp_path):
+def interrupted_while_asking(tmp_path, fake):
+    """`run ask.ost` on the fake Ollama, Ctrl-C'd once while the model thinks
+    (`fake.hold`): it said at once that it stops after this step."""
     (tmp_path / 'ask.ost').write_text(ASK)
+    env = env_for(tmp_path, OSTINATO_LLM='ollama', OLLAMA_HOST=fake.url)
+    child = spawn(['run', 'ask.ost'], tmp_path, env)
+    wait_for(lambda: fake.bodies, 'the request reaching the model')
+    child.sendintr()
+    child.expect_exact('stopping after this step (Ctrl-C again to stop now)')
+    return env, child
+
+
+def test_ctrl_c_during_a_model_call_keeps_the_reply(tmp_path):
     with FakeOllama() as fake:
         fake.hold({'text': 'hi there'})
-        env = env_for(tmp_path, OSTINATO_LLM='ollama', OLLAMA_HOST=fake.url)
-        child = spawn(['run', 'ask.ost'], tmp_path, env)
-        wait_for(lambda: fake.bodies, 'the request reaching the model')
-        child.sendintr()
-        child.expect_exact('stopping after this step (Ctrl-C again to stop now)')
+        env, child = interrupted_while_asking(tmp_path, fake)
         fake.release()
         child.expect_exact('stopped between two steps; nothing is lost')
         assert finish(child) == 130
@@ -176,14 +183,9 @@ def test_ctrl_c_during_a_model_call_keeps_the_reply(tmp_path):
 
 
 def test_a_second_ctrl_c_stops_without_waiting_for_the_model(tmp_path):
-    (tmp_path / 'ask.ost').write_text(ASK)
     with FakeOllama() as fake:
         fake.hold({'text': 'too late'})
-        env = env_for(tmp_path, OSTINATO_LLM='ollama', OLLAMA_HOST=fake.url)
-        child = spawn(['run', 'ask.ost'], tmp_path, env)
-        wait_for(lambda: fake.bodies, 'the request reaching the model')
-        child.sendintr()
-        child.expect_exact('stopping after this step (Ctrl-C again to stop now)')
+        env, child = interrupted_while_asking(tmp_path, fake)
         child.sendintr()
         child.expect_exact('stopped now, without waiting for the model: the question is '
                            'asked again when the same command runs again')

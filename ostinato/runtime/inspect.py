@@ -427,25 +427,32 @@ def world_info(world):
     return rows, mods
 
 
-def storage_info(storage, address):
-    """(label, text) pairs about a storage: path, size, objects, transactions."""
-    rows = []
-    name = type(storage).__name__
+def storage_figures(storage):
+    """(file path or None, size in bytes or None, objects or None)."""
     path = getattr(storage, '_file_name', None)
-    rows.append(('storage', '%s %s' % (name, path or address or '(in memory)')))
-    size = None
+    size = objects = None
     try:
         size = storage.getSize()
     except Exception:
         pass
     if path and os.path.exists(path):
         size = os.path.getsize(path)
-    if size is not None:
-        rows.append(('size', human_size(size)))
     try:
-        rows.append(('objects', str(len(storage))))
+        objects = len(storage)
     except Exception:
         pass
+    return path, size, objects
+
+
+def storage_info(storage, address):
+    """(label, text) pairs about a storage: path, size, objects, transactions."""
+    rows = []
+    path, size, objects = storage_figures(storage)
+    rows.append(('storage', '%s %s' % (type(storage).__name__, path or address or '(in memory)')))
+    if size is not None:
+        rows.append(('size', human_size(size)))
+    if objects is not None:
+        rows.append(('objects', str(objects)))
     n = count_transactions(storage, size)
     if n is not None:
         rows.append(('transactions', str(n)))
@@ -486,18 +493,7 @@ def format_rows(rows):
 
 def db_data(world, storage, address):
     """`ostinato db info --json`: the figures as numbers where they are."""
-    path = getattr(storage, '_file_name', None)
-    size = None
-    try:
-        size = storage.getSize()
-    except Exception:
-        pass
-    if path and os.path.exists(path):
-        size = os.path.getsize(path)
-    try:
-        objects = len(storage)
-    except Exception:
-        objects = None
+    path, size, objects = storage_figures(storage)
     states = Counter(t.state for t in world.tasks.values())
     main = getattr(world, 'main_task', None)
     box = getattr(world, 'outbox', None)
