@@ -22,11 +22,10 @@ from core_skills import get_answer_to_question, serve
 {{| Find out the user's favourite colour. |}}
 def {name}(thread, user):
     -- The model answers from the chat, or asks the user (the dialogue waits
-    -- for the reply on disk), or the user calls it off (the dialogue ends).
+    -- for the reply on disk); if the user calls it off, or the model cannot
+    -- give a usable reply, the user is told and the dialogue ends here.
     colour = get_answer_to_question(thread, "What is the user's favourite colour?",
         instructions = "Answer with the colour only, in lower case.")
-    if not colour?:
-        return                  -- the model could not tell; the user was told
     send_message_to_thread(thread, "{{colour}}: a fine colour!")
 
 serve({name})

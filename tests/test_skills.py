@@ -230,8 +230,8 @@ def test_garbage_replies(tmp_path, clock):
     code, out, err = s.run(['09:00 gibberish', '16:05 cookie just now'])
     assert (code, err) == (0, '')
     assert out.splitlines() == [
+        # One apology: the question is called off, and with it the dialogue.
         "Sorry, I'm having trouble with this right now.",
-        "Sorry, having trouble today.  Let's start over...",
         'Your diet log to date:',
         '   [2025-03-14T16:05:00-04:00] (just now) cookie',
         '',
