@@ -217,6 +217,23 @@ def test_ctrl_c_in_a_loop_that_never_waits(tmp_path):
     assert r.returncode == 0 and r.stdout.startswith('1  spin  running'), r.stdout
 
 
+def test_an_interrupt_never_lands_inside_a_commit():
+    """The second Ctrl-C's KeyboardInterrupt waits for the end of a commit in
+    progress (FileStorage closes itself when its second phase is cut)."""
+    import pytest
+    from ostinato.runtime.scheduler import committing, interrupt
+    steps = []
+    with pytest.raises(KeyboardInterrupt):
+        with committing:
+            with committing:                # nested: the outermost end counts
+                interrupt()                 # what the signal handler calls
+                steps.append('commit done')
+            steps.append('abort done')
+    assert steps == ['commit done', 'abort done']
+    with pytest.raises(KeyboardInterrupt):
+        interrupt()                         # between commits: at once
+
+
 # ------------------------------------------------------------------ the REPL
 
 def test_repl_ctrl_c_rolls_the_statement_back(tmp_path):

@@ -73,10 +73,11 @@ class _Committing:
     def __exit__(self, kind, value, tb):
         global _committing, _interrupt_pending
         _committing -= 1
-        if not _committing and _interrupt_pending:
+        # With an exception on its way (a conflict, to be retried) the
+        # interrupt waits for the end of the next commit.
+        if not _committing and _interrupt_pending and kind is None:
             _interrupt_pending = False
-            if kind is None:
-                raise KeyboardInterrupt
+            raise KeyboardInterrupt
 
 
 committing = _Committing()
