@@ -99,9 +99,12 @@ def database_finding(db):
     details['schema_version'] = schema
     if isinstance(schema, int):
         parts.append('schema %d' % schema)
-        if schema != SCHEMA_VERSION:
+        if schema < SCHEMA_VERSION:
+            parts.append('migrated to %d when next opened' % SCHEMA_VERSION)
+        elif schema > SCHEMA_VERSION:
             status = 'fail'
-            parts.append('this Ostinato reads schema %d' % SCHEMA_VERSION)
+            parts.append('written by a newer Ostinato (this one reads up to schema %d)'
+                         % SCHEMA_VERSION)
     elif schema is not None:
         status = 'fail'
         parts.append(str(schema))

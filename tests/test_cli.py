@@ -184,7 +184,8 @@ def test_doctor_one_line_each_and_json(tmp_path):
                          'scripted', 'telegram']
         by = dict(zip(names, lines))
         assert by['database'].startswith('ok    database  %s: ' % (tmp_path / 'db.fs'))
-        assert 'schema 1' in by['database']
+        from ostinato.runtime.world import SCHEMA_VERSION
+        assert 'schema %d' % SCHEMA_VERSION in by['database']
         assert 'not in use' in by['database']
         assert '%s answers; models: llama3.2:latest' % fake.url in by['ollama']
         assert '1 allowed user' in by['telegram'] and '123456:' not in r.stdout
@@ -193,7 +194,7 @@ def test_doctor_one_line_each_and_json(tmp_path):
         data = json.loads(r.stdout)
         assert [d['name'] for d in data] == names
         assert data[3]['details']['models'] == ['llama3.2:latest']
-        assert data[1]['details']['schema_version'] == 1
+        assert data[1]['details']['schema_version'] == SCHEMA_VERSION
     # The chosen backend does not answer: a failure, exit 1.
     r = ost_env('doctor', '--llm', 'ollama', cwd=tmp_path,
                 env=clean_env(tmp_path, OLLAMA_HOST='http://127.0.0.1:9'))
@@ -239,7 +240,9 @@ def test_tasks_and_db_info_as_json(tmp_path):
     r = ost_env('db', 'info', '--json', cwd=tmp_path, env=env)
     info = json.loads(r.stdout)
     assert info['live_tasks'] == 1 and info['tasks_by_state'] == {'waiting': 1}
-    assert info['schema_version'] == 1 and info['size_bytes'] > 0 and info['watches'] == 1
+    from ostinato.runtime.world import SCHEMA_VERSION
+    assert info['schema_version'] == SCHEMA_VERSION and info['size_bytes'] > 0
+    assert info['watches'] == 1
     assert {'name': 'w', 'path': str(tmp_path / 'w.ost'), 'status': 'unchanged'} in info['modules']
     r = ost_env('log', '--task', str(tasks[0]['id']), cwd=tmp_path, env=env)
     assert (r.returncode, r.stdout) == (0, 'no LLM exchanges of task %d\n' % tasks[0]['id'])
