@@ -5,7 +5,11 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: run test bench clean corpus
+.PHONY: run test bench clean corpus hint
+
+# How to reach the command that `make` installed into .venv.
+hint:
+	@echo "The ostinato command is in .venv: run it as .venv/bin/ostinato, or '. .venv/bin/activate' first (then: ostinato --help)."
 
 $(STAMP): setup.cfg pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -38,10 +42,14 @@ run: $(STAMP)
 	    echo "It is tiny: enough to see a dialogue work, often too weak to finish one."; \
 	    echo "For real use run Ollama (ollama pull llama3.2) and make run again."; \
 	fi; \
-	echo "Tell me what you ate (Ctrl-D to stop; your log is kept in $${OSTINATO_DB:-ostinato.fs})."; \
-	$(BIN)/ostinato run --llm "$$backend" $(SKILL)
+	db="$${OSTINATO_DB:-ostinato.fs}"; \
+	if [ -e "$$db" ]; then echo "Continuing your diet log in $$db (Ctrl-D to stop; Ctrl-C too, nothing is lost)."; \
+	else echo "Tell me what you ate (Ctrl-D to stop; your log is kept in $$db)."; fi; \
+	$(BIN)/ostinato run --llm "$$backend" $(SKILL); status=$$?; \
+	$(MAKE) -s hint; exit $$status
 
 test: $(STAMP)
+	@$(MAKE) -s hint
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
 # The conformance corpus lives in tests/corpus.  New programs may appear in

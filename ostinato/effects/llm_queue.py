@@ -153,6 +153,7 @@ class LLMService(Service):
         self.spinner = spinner             # show one on the terminal while we wait
         self.spin = 0
         self.spin_since = None
+        self.stopping = False              # an orderly stop: start no new request
 
     # ------------------------------------------------------------ the service protocol
     def accepts(self, kind):
@@ -195,6 +196,11 @@ class LLMService(Service):
             self.spin_since = None
 
     def poll(self, sched):
+        self.collect(sched)
+        self.dispatch(sched)
+
+    def collect(self, sched):
+        """Apply the replies that came in, each in a transaction of its own."""
         while True:
             try:
                 seq, outcome = self.results.get_nowait()
@@ -202,8 +208,19 @@ class LLMService(Service):
                 break
             self.clear_spinner()
             self.inflight.discard(seq)
+            if outcome[0] == 'skipped':
+                continue            # not asked (a stop came first): it stays in the queue
             sched.transact(lambda: self.apply(sched, seq, outcome))
-        self.dispatch(sched)
+
+    def drain(self, sched):
+        """An orderly stop: ask nothing new, but wait for the replies already
+        asked for and keep them (the tasks get them when the run goes on).
+        A second Ctrl-C interrupts this wait; the requests then stay in the
+        queue and are asked again by the next run."""
+        self.stopping = True
+        while self.inflight:
+            self.wait(0.5)
+            self.collect(sched)
 
     # ------------------------------------------------------------ work
     def dispatch(self, sched):
@@ -231,6 +248,11 @@ class LLMService(Service):
 
     def _perform(self, seq, plain):
         i = self.slots.get()
+        if self.stopping:
+            self.slots.put(i)
+            self.results.put((seq, ('skipped', None)))
+            self.event.set()
+            return
         try:
             with self.client_lock:
                 if self.clients[i] is None:
@@ -273,7 +295,11 @@ class LLMService(Service):
                 'llm: internal error: %s: %s' % (type(value).__name__, value)
             if not msg.startswith('llm: '):
                 msg = 'llm: ' + msg
-            entry = LogEntry(req, error=msg)
+            # A model that never gave a valid reply: keep what it said at
+            # every attempt, so `ostinato log` shows why it failed.
+            details = getattr(value, 'details', None)
+            entry = LogEntry(req, result=details if isinstance(details, dict) else None,
+                             error=msg)
             resume = ('error', V.make_error(msg))
         st.log[seq] = entry
         del st.pending[seq]
@@ -319,6 +345,11 @@ def log_text(entries):
             out.append('  goals: ' + ' > '.join(e.goal_stack.split('\n')))
         out.append('  prompt:')
         out.append(_indent(e.prompt))
+        # Each attempt the model got wrong: its raw text and what was wrong.
+        for n, x in enumerate(e.exchanges or (), 1):
+            if isinstance(x, dict) and x.get('problem'):
+                out.append('  attempt %d: %s' % (n, x['problem']))
+                out.append(_indent(x.get('raw') if x.get('raw') is not None else '', '      '))
         if e.error:
             out.append('  error: ' + e.error)
         else:

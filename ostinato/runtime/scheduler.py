@@ -31,8 +31,12 @@ from .world import Watch, World
 
 # Set (by a signal handler of the CLI) to stop the run at the next turn
 # boundary: the turn in progress completes and is committed, and services
-# finish what is in flight, so an orderly stop resends nothing.
+# finish what is in flight (a model reply on its way is waited for and
+# kept), so an orderly stop loses and resends nothing.
 STOP = threading.Event()
+# The wake-up events of running schedulers: a stop request sets them, so an
+# idle loop notices the request at once rather than at its next look.
+_WAKEUPS = []
 
 
 def request_stop():
@@ -41,6 +45,8 @@ def request_stop():
     if STOP.is_set():
         return False
     STOP.set()
+    for event in list(_WAKEUPS):
+        event.set()
     return True
 
 
@@ -52,6 +58,41 @@ _DIE_IN_TURN = os.environ.get('OSTINATO_TEST_DIE_IN_TURN')
 class RunawayTurn(Exception):
     """A turn went on past its limits after the catchable error: the task is
     parked (Scheduler.turn)."""
+
+
+# A second Ctrl-C stops at once (KeyboardInterrupt), but never inside a
+# commit or an abort: ZODB's FileStorage closes itself when the second phase
+# of its commit is interrupted.  The CLI's signal handler calls `interrupt`;
+# inside `committing` the interrupt waits for the commit to end.
+_committing = 0
+_interrupt_pending = False
+
+
+def interrupt():
+    """Raise KeyboardInterrupt now, or, inside a commit, as soon as it ends."""
+    global _interrupt_pending
+    if _committing:
+        _interrupt_pending = True
+    else:
+        raise KeyboardInterrupt
+
+
+class _Committing:
+    def __enter__(self):
+        global _committing
+        _committing += 1
+
+    def __exit__(self, kind, value, tb):
+        global _committing, _interrupt_pending
+        _committing -= 1
+        # With an exception on its way (a conflict, to be retried) the
+        # interrupt waits for the end of the next commit.
+        if not _committing and _interrupt_pending and kind is None:
+            _interrupt_pending = False
+            raise KeyboardInterrupt
+
+
+committing = _Committing()
 
 
 class ServiceStopped(Exception):
@@ -128,6 +169,10 @@ class Scheduler(Host):
         self.solo = 0              # turns to run one commit each (after a failed group)
         self.services = []        # effects: objects with accepts/suspend/poll/busy/wait
         self.quiet = False        # hold printed output back (a diagnostic re-run)
+        # The operator's log (runtime/oplog.py), when the operator is not the
+        # person reading `err`: it may take the reports of tasks other than
+        # the main task (a chat's dialogues), which then never reach the chat.
+        self.oplog = None
         # Set by any service with news; the loop waits on it when idle, so an
         # event of one service ends the wait whichever service it waits for.
         self.wakeup = threading.Event()
@@ -431,6 +476,13 @@ class Scheduler(Host):
         still expects an event, the run goes on.  Returns 'stopped' when a
         stop was requested (`request_stop`), after the services drained."""
         self.bind_services()
+        _WAKEUPS.append(self.wakeup)
+        try:
+            return self._run(forever)
+        finally:
+            _WAKEUPS.remove(self.wakeup)
+
+    def _run(self, forever):
         while True:
             w = self.world
             if STOP.is_set():
@@ -457,7 +509,8 @@ class Scheduler(Host):
                 busy[0].wait(0.5 if delay is None else min(delay, 0.5))
             elif delay is not None:
                 if delay > 0:
-                    time.sleep(min(delay, 0.5))
+                    self.wakeup.wait(min(delay, 0.5))
+                    self.wakeup.clear()
             else:
                 break
 
@@ -478,7 +531,8 @@ class Scheduler(Host):
         """Run fn() in a transaction of its own and commit it (again after a
         conflict with another worker)."""
         if self.transact_hook is not None:
-            return self.transact_hook(fn)
+            with committing:
+                return self.transact_hook(fn)
         result = fn()
         self.commit()
         return result
@@ -588,7 +642,8 @@ class Scheduler(Host):
 
     def commit(self):
         if self.after_turn is not None:
-            self.after_turn(self)
+            with committing:
+                self.after_turn(self)
 
     def abort(self):
         """Undo the current turn: its database changes and its output."""
@@ -596,7 +651,8 @@ class Scheduler(Host):
         del self.reports[:]
         self.vm.out = self.buffer
         if self.abort_hook is not None:
-            self.abort_hook(self)
+            with committing:
+                self.abort_hook(self)
 
     def diagnose_unstorable(self, task):
         """The commit failed on a value that does not pickle, and the failed
@@ -708,7 +764,9 @@ class Scheduler(Host):
     def fail_internal(self, task, exc):
         import traceback as tb
         self.fail_task(task, 'internal error: %s: %s' % (type(exc).__name__, exc))
-        self.err.write(''.join(tb.format_exception(type(exc), exc, exc.__traceback__)))
+        text = ''.join(tb.format_exception(type(exc), exc, exc.__traceback__))
+        if self.oplog is None or not self.oplog.note(text):
+            self.err.write(text)
 
     def turn(self, task):
         """Run one task until it waits, ends or fails, checkpointing a long
@@ -865,7 +923,8 @@ class Scheduler(Host):
         """The end of a turn: the durable runtime commits here; then the output
         the turn produced is delivered (so a crash never prints a line twice)."""
         if self.after_turn is not None:
-            self.after_turn(self)
+            with committing:
+                self.after_turn(self)
         self.flush()
 
     def flush(self):
@@ -877,7 +936,10 @@ class Scheduler(Host):
             self.out.flush()
             del self.buffer[:]
         if self.reports:
-            self.err.write(''.join(self.reports))
+            main = self.world.main_task
+            for task, text in self.reports:
+                if self.oplog is None or task is main or not self.oplog.report(task, text):
+                    self.err.write(text)
             self.err.flush()
             del self.reports[:]
 
@@ -888,7 +950,7 @@ class Scheduler(Host):
         if task.reported:
             return
         task.reported = True
-        self.reports.append(format_report(task))
+        self.reports.append((task, format_report(task)))
 
 
 def format_report(task):

@@ -15,7 +15,7 @@ import socket
 import threading
 import time
 
-from .scheduler import Scheduler
+from .scheduler import Scheduler, committing
 from .store import Store, StoreError, open_storage
 
 
@@ -84,12 +84,15 @@ class Server:
     """The serve loop over a database."""
 
     def __init__(self, db=None, out=None, err=None, worker='main', watch_seconds=1.0,
-                 services=()):
+                 services=(), memory=False):
         import sys
         db = db or os.environ.get('OSTINATO_DB') or 'ostinato.fs'
         self.zeo = None
         self.shared = db.startswith('zeo:')
-        if self.shared:
+        if memory:
+            # Nothing to share: no file names a socket for repl and tasks.
+            self.store = Store(memory=True)
+        elif self.shared:
             self.store = Store(db)
         else:
             if live_socket(db):
@@ -125,11 +128,13 @@ class Server:
 
     def _idle(self, sched, seconds):
         # A new transaction shows what other clients committed meanwhile.
-        self.store.abort()
+        with committing:
+            self.store.abort()
         now = time.time()
         if now - self.last_watch >= self.watch_seconds:
             self.last_watch = now
-            self.store.transact(sched.upgrade_all)
+            with committing:
+                self.store.transact(sched.upgrade_all)
             if sched.world.ready:
                 return
         busy = [s for s in sched.services if s.busy(sched)]
@@ -137,7 +142,8 @@ class Server:
             busy[0].wait(seconds)
         else:
             time.sleep(seconds)
-        self.store.abort()
+        with committing:
+            self.store.abort()
 
     def serve(self):
         """Run every task until interrupted (KeyboardInterrupt; the CLI turns
@@ -147,7 +153,8 @@ class Server:
         def prepare():
             sched.recover()
             sched.upgrade_all()
-        self.store.transact(prepare)
+        with committing:
+            self.store.transact(prepare)
         sched.run(forever=True)
 
     def close(self):

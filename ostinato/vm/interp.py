@@ -283,8 +283,19 @@ class VM:
     def _unwind(self, task, frame, value):
         """Unwind `task` from `frame` with the raised `value`: pop watch markers
         and frames until a try handler takes it.  Returns None when caught
-        (task.frame is then the handling frame), else 'failed'."""
-        tb = []
+        (task.frame is then the handling frame), else 'failed'.
+
+        A catch block that raises the very value it caught again (to let
+        what it does not handle go on) does not hide where that value came
+        from: the report names the first raise and every frame it unwound.
+        What was unwound is kept in a volatile attribute (`_v_`, never
+        stored), so only a re-raise within the same process sees it."""
+        caught = getattr(task, '_v_caught', None)
+        if caught is not None and caught[0] is value:
+            task.raised_at = caught[1]
+            tb = list(caught[2])
+        else:
+            tb = []
         while True:
             hs = frame.handlers
             while hs:
@@ -295,6 +306,7 @@ class VM:
                         task.reads = None
                     continue
                 handler_pc, depth = h
+                task._v_caught = (value, task.raised_at, tb)
                 del frame.stack[depth:]
                 frame.stack.append(value)
                 frame.pc = handler_pc
