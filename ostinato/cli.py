@@ -80,6 +80,41 @@ def _telegram_channel(enabled):
         sys.exit(2)
 
 
+def _web_option(f):
+    return click.option('--web', 'web', default=None, metavar='[HOST:]PORT',
+                        help='also serve the web page (chat and inspector) on HOST:PORT; '
+                             '--web alone: 127.0.0.1:8765')(f)
+
+
+class _WebCommand(click.Command):
+    """`--web` may stand alone (`serve --web skills/diet.ost`): when the word
+    after it is not [HOST:]PORT, it is the default address."""
+
+    def parse_args(self, ctx, args):
+        from .effects.web import DEFAULT_ADDRESS, looks_like_address
+        args = list(args)
+        for i, a in enumerate(args):
+            if a == '--':
+                break
+            if a == '--web' and (i + 1 == len(args) or args[i + 1].startswith('-')
+                                 or not looks_like_address(args[i + 1])):
+                args[i] = '--web=' + DEFAULT_ADDRESS
+        return super().parse_args(ctx, args)
+
+
+def _web_channel(address):
+    """The web channel when --web was given; an address that cannot be
+    listened on ends the command with exit 2."""
+    if address is None:
+        return []
+    from .effects.web import WebChannel, WebError
+    try:
+        return [WebChannel(address)]
+    except WebError as e:
+        click.echo('ostinato: %s' % e, err=True)
+        sys.exit(2)
+
+
 def _stop_on_signals():
     """Ctrl-C or SIGTERM stops the run between two turns, after the services
     have finished what is in flight; a second one stops at once (the turn in
@@ -122,12 +157,13 @@ def _llm_service(llm, model, parallel, worker, spinner=False, servers=()):
     return LLMService(makers, parallel, worker=worker, spinner=spinner)
 
 
-@main.command()
+@main.command(cls=_WebCommand)
 @click.argument('file', type=click.Path(dir_okay=False))
 @_db_options
 @_llm_options
 @_telegram_option
-def run(file, db, memory, llm, model, llm_parallel, llm_servers, telegram):
+@_web_option
+def run(file, db, memory, llm, model, llm_parallel, llm_servers, telegram, web):
     """Run FILE until nothing can run any more.
 
     Running it again on the same database resumes every suspended task."""
@@ -144,7 +180,7 @@ def run(file, db, memory, llm, model, llm_parallel, llm_servers, telegram):
     # A spinner while the model thinks, only for a person at a terminal.
     from .effects.console import ConsoleChannel
     from .runtime.scheduler import ServiceStopped
-    channels = _telegram_channel(telegram)
+    channels = _telegram_channel(telegram) + _web_channel(web)
     service = _llm_service(llm, model, llm_parallel, 'run',
                            spinner=sys.stdout.isatty() and sys.stderr.isatty(),
                            servers=llm_servers)
@@ -172,7 +208,7 @@ def run(file, db, memory, llm, model, llm_parallel, llm_servers, telegram):
     sys.exit(status)
 
 
-@main.command()
+@main.command(cls=_WebCommand)
 @click.argument('file', required=False, type=click.Path(exists=True, dir_okay=False))
 @click.option('--db', 'db', envvar='OSTINATO_DB', default='ostinato.fs', show_default=True,
               help='database file, or zeo://HOST:PORT of a shared ZEO server (env OSTINATO_DB)')
@@ -180,7 +216,8 @@ def run(file, db, memory, llm, model, llm_parallel, llm_servers, telegram):
               help='this worker\'s name, when several serve one database')
 @_llm_options
 @_telegram_option
-def serve(file, db, worker, llm, model, llm_parallel, llm_servers, telegram):
+@_web_option
+def serve(file, db, worker, llm, model, llm_parallel, llm_servers, telegram, web):
     """Run every task in the database until interrupted, and serve the live
     database to `ostinato repl` and `ostinato tasks` over a local socket.
 
@@ -189,7 +226,7 @@ def serve(file, db, worker, llm, model, llm_parallel, llm_servers, telegram):
     from .runtime.serve import Server
     from .runtime.store import StoreError
     from .syntax import OstSyntaxError
-    channels = _telegram_channel(telegram)
+    channels = _telegram_channel(telegram) + _web_channel(web)
     try:
         server = Server(db, worker=worker,
                         services=[_llm_service(llm, model, llm_parallel, worker,
@@ -384,6 +421,85 @@ def db_pack(days, db, memory):
         click.echo('pruned %d ended task%s' % (pruned, '' if pruned == 1 else 's'))
     click.echo('packed %s: %s -> %s' % ('memory' if memory else db, inspect.human_size(before),
                                          inspect.human_size(after)))
+
+
+@main.group('web')
+def web_group():
+    """Who may use the web page of `serve --web`."""
+
+
+def _web_store(db):
+    """The database for `ostinato web`: through the socket of a running
+    `serve` when there is one, else the file.  Exits 2 on failure."""
+    from .runtime.serve import attach
+    from .runtime.store import StoreError
+    try:
+        return attach(db)
+    except StoreError as e:
+        click.echo('ostinato: %s' % e, err=True)
+        sys.exit(2)
+
+
+def _web_change(db, change):
+    """Run change(state) in a transaction; a WebError exits 2."""
+    from .effects.web import WebError, web_state
+    store = _web_store(db)
+    try:
+        return store.transact(lambda: change(web_state(store.world)))
+    except WebError as e:
+        click.echo('ostinato: %s' % e, err=True)
+        sys.exit(2)
+    finally:
+        store.close()
+
+
+@web_group.command('invite')
+@click.argument('name')
+@click.option('--url', default=None, metavar='URL',
+              help='the page\'s address, for the link (default: where --web last served it)')
+@click.option('--db', 'db', envvar='OSTINATO_DB', default='ostinato.fs', show_default=True,
+              help='database file (env OSTINATO_DB)')
+def web_invite(name, url, db):
+    """Print a personal link for NAME to the web page (a new one each time:
+    NAME's previous link stops working)."""
+    from .effects.web.state import new_link
+
+    def invite(st):
+        return new_link(st, name), st.base_url
+    token, base = _web_change(db, invite)
+    base = (url or base or 'http://127.0.0.1:8765').rstrip('/')
+    click.echo('%s/login?token=%s' % (base, token))
+
+
+@web_group.command('revoke')
+@click.argument('name')
+@click.option('--db', 'db', envvar='OSTINATO_DB', default='ostinato.fs', show_default=True,
+              help='database file (env OSTINATO_DB)')
+def web_revoke(name, db):
+    """NAME's link and signed-in browsers stop working."""
+    from .effects.web.state import revoke
+    n = _web_change(db, lambda st: revoke(st, name))
+    click.echo('revoked %s (%d session%s ended)' % (name, n, '' if n == 1 else 's'))
+
+
+@web_group.command('users')
+@click.option('--db', 'db', envvar='OSTINATO_DB', default='ostinato.fs', show_default=True,
+              help='database file (env OSTINATO_DB)')
+def web_users(db):
+    """The web page's users: link, sessions, conversations."""
+    def users(st):
+        sessions = {}
+        for who, _ in st.sessions.values():
+            sessions[who] = sessions.get(who, 0) + 1
+        return [(u.name, u.name == st.owner, u.link is not None, sessions.get(u.name, 0),
+                 u.threads) for u in st.users.values()]
+    rows = _web_change(db, users)
+    if not rows:
+        click.echo('no web users yet (serve --web makes the owner; web invite NAME adds one)')
+    for name, owner, link, n, threads in rows:
+        click.echo('%s%s  link %s  %d session%s  %d conversation%s' % (
+            name, ' (owner)' if owner else '', 'valid' if link else 'revoked', n,
+            '' if n == 1 else 's', threads, '' if threads == 1 else 's'))
 
 
 @main.command()
