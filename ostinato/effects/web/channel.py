@@ -92,6 +92,20 @@ def listen(host, port):
     return sock
 
 
+def _crash_point(name, _seen={}):
+    """Test mode (OSTINATO_TEST_WEB_CRASH=NAME:N): die like kill -9 the N-th
+    time this process passes the point NAME ('taken': a message is
+    committed and its request not yet answered)."""
+    spec = os.environ.get('OSTINATO_TEST_WEB_CRASH')
+    if not spec:
+        return
+    point, _, nth = spec.partition(':')
+    if point == name:
+        _seen[name] = _seen.get(name, 0) + 1
+        if _seen[name] == int(nth or 1):
+            os._exit(137)
+
+
 class Job:
     """A write for the scheduler's thread; the web server waits on `future`."""
 
@@ -261,6 +275,8 @@ class WebChannel(Service):
                 self.log('a request failed: %s: %s' % (type(e).__name__, e))
                 job.future.set_exception(WebError('internal error; nothing was stored', 500))
             else:
+                if job.needs_channels:
+                    _crash_point('taken')
                 job.future.set_result(result)
         self.held = later
 

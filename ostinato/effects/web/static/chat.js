@@ -60,6 +60,10 @@
       if (i === m.index) return;
       if (i > m.index) { before = el; break; }
     }
+    if (m.bot && m.index === count()) {
+      clearTimeout(typingOff);
+      typingEl.hidden = true;
+    }
     const li = messageElement(m.bot ? 'bot' : 'me', m.name, m.when, m.text);
     li.dataset.index = String(m.index);
     list.insertBefore(li, before);
@@ -193,6 +197,15 @@
   });
 
   // ------------------------------------------------------------ live
+  // Between two model requests of one answer the server says "not typing"
+  // for a moment: hide it only when that lasts, or when the answer came.
+  let typingOff = null;
+  function showTyping(on) {
+    clearTimeout(typingOff);
+    if (on) typingEl.hidden = false;
+    else typingOff = setTimeout(function () { typingEl.hidden = true; }, 1500);
+  }
+
   function showConversations(convs) {
     const ul = document.getElementById('conversations');
     ul.replaceChildren();
@@ -211,7 +224,7 @@
     function () { return '/events?c=' + (conversation || '') + '&after=' + count(); },
     {
       message: function (m) { if (m.conversation === conversation) addMessage(m); },
-      typing: function (t) { if (t.conversation === conversation) typingEl.hidden = !t.on; },
+      typing: function (t) { if (t.conversation === conversation) showTyping(t.on); },
       conversations: showConversations,
     },
     deliver);
