@@ -208,6 +208,19 @@ def test_a_message_above_16_kb_gets_a_clear_error(served, ann):
     assert replies(ann, n, 2)[1] == '1: ' + 'a' * 16384
 
 
+def test_numbers_out_of_range_are_refused_without_a_failure(served, ann):
+    huge = '9' * 25
+    for path, status in [('/inspect/calls/' + huge, 404), ('/inspect/tasks/' + huge, 404),
+                         ('/c/' + huge, 404), ('/api/conversations/' + huge, 404),
+                         ('/inspect/calls?before=' + huge, 400), ('/inspect/calls?task=-1', 400),
+                         ('/events?c=' + huge, 400), ('/events?c=424242', 404),
+                         ('/api/conversations/1?after=x', 400)]:
+        assert ann.get(path).status_code == status, path
+    r = ann.send('x', conversation=int(huge))
+    assert r.status_code == 400
+    assert 'failed' not in served.stderr()
+
+
 # ------------------------------------------------------------------ text is text
 
 XSS = '<script>alert(1)</script><img src=x onerror="alert(2)"> & "quotes" \'too\''

@@ -52,6 +52,7 @@ RATE_PER_SECOND = 2.0            # ... and then this many a second
 KEEPALIVE = 15.0                 # seconds between comments on an idle event stream
 LOOK_EVERY = 0.25                # seconds between looks for other processes' commits
 INSPECT_EVERY = 0.2              # the inspector is told of changes at most this often
+LARGEST = 1 << 31                # ids and numbers in the database's BTrees are below this
 
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
        "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
@@ -374,9 +375,19 @@ def build_app(server):
         if v is None or v == '':
             return None
         try:
-            return int(v)
+            n = int(v)
         except ValueError:
-            raise Refused(400, '%s must be a number (not %r)' % (name, v[:40]))
+            n = -1
+        if not 0 <= n < LARGEST:
+            raise Refused(400, '%s must be a number from 0 to %d (not %r)'
+                          % (name, LARGEST - 1, v[:40]))
+        return n
+
+    def path_number(request, name, what):
+        n = request.path_params[name]
+        if n >= LARGEST:
+            raise Refused(404, 'There is no %s %d.' % (what, n))
+        return n
 
     # -------------------------------------------------------------- sign in and out
     @page
@@ -442,7 +453,7 @@ def build_app(server):
 
     @page
     async def conversation_page(request):
-        return await chat(request, request.path_params['n'])
+        return await chat(request, path_number(request, 'n', 'conversation'))
 
     @page
     async def api_conversations(request):
@@ -452,7 +463,7 @@ def build_app(server):
     @page
     async def api_messages(request):
         name, _, _ = await identify(request)
-        n = request.path_params['n']
+        n = path_number(request, 'n', 'conversation')
         data = await run_in_threadpool(reader, chat_data, name, n)
         if data is None:
             raise Refused(404, 'There is no conversation %d.' % n)
@@ -483,7 +494,8 @@ def build_app(server):
                           'go in one message. Please split it.'
                           % (format(size, ','), format(MAX_MESSAGE, ',')))
         conversation = data.get('conversation')
-        if conversation is not None and (type(conversation) is not int or conversation < 1):
+        if conversation is not None and (type(conversation) is not int
+                                         or not 0 < conversation < LARGEST):
             raise Refused(400, 'conversation must be a positive number or null.')
         zone = _zone(data.get('zone'))
         wait = server.bucket(secret_hash(cookie)).take()
@@ -510,6 +522,8 @@ def build_app(server):
             raise Refused(400, 'after must be a number')
         chash = secret_hash(cookie)
         key = views.thread_key(name, conversation) if conversation else None
+        if key is not None and not await run_in_threadpool(reader, views.count, key):
+            raise Refused(404, 'There is no conversation %d.' % conversation)
 
         def look(world, sent):
             if views.who(world, chash) is None:
@@ -564,7 +578,7 @@ def build_app(server):
 
     @inspector
     async def inspect_task(request):
-        tid = request.path_params['id']
+        tid = path_number(request, 'id', 'task')
 
         def get(world):
             try:
@@ -592,7 +606,7 @@ def build_app(server):
 
     @inspector
     async def inspect_call(request):
-        seq = request.path_params['seq']
+        seq = path_number(request, 'seq', 'model call')
         c = await run_in_threadpool(reader, views.call, seq)
         if c is None:
             raise Refused(404, 'There is no model call %d.' % seq)

@@ -13,7 +13,7 @@ import json
 import threading
 import time
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import datetime, timezone
 
 import transaction
 
@@ -160,9 +160,10 @@ def task_row(t, calls, now):
     waiting = getattr(t, 'waiting', None)
     asking = waiting[1] if type(waiting) is tuple and len(waiting) == 2 and waiting[0] == 'llm' \
         else None
+    since = getattr(t, 'since', None)
     return {'id': t.id, 'name': t.name, 'state': t.state,
             'wait': '' if wait == t.state else wait,
-            'since': inspect.since_text(t, now) or '',
+            'since': iso(since), 'ago': inspect.duration(now - since) if since else '',
             'goals': inspect.goal_stack(t), 'old': bool(inspect.old_frames(t)),
             'call': calls.get(t.id), 'asking': asking}
 
@@ -227,13 +228,15 @@ def task(world, tid, now=None):
 
 # ------------------------------------------------------------------ inspector: model calls
 
-def _when(t):
-    return time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(t)) if t else ''
+def iso(t):
+    """A stored Unix time as ISO-8601 in UTC (the page shows it in the
+    browser's zone), or ''."""
+    return datetime.fromtimestamp(t, timezone.utc).isoformat(timespec='seconds') if t else ''
 
 
 def call_row(e):
     d = e.as_dict()
-    d['when'] = _when(e.asked)
+    d['when'] = iso(e.asked)
     d['goals'] = (e.goal_stack or '').split('\n') if e.goal_stack else []
     d['reply_json'] = json.dumps(e.reply, ensure_ascii=False, indent=2) \
         if e.reply is not None else None
@@ -249,7 +252,7 @@ def pending_calls(world):
     out = []
     for r in st.pending.values():
         task = getattr(r, 'task', None)
-        out.append({'seq': r.seq, 'when': _when(r.created), 'prompt': r.prompt,
+        out.append({'seq': r.seq, 'when': iso(r.created), 'prompt': r.prompt,
                     'task_id': task.id if task is not None else None,
                     'task_name': task.name if task is not None else None,
                     'goals': (r.goal_stack or '').split('\n') if r.goal_stack else [],

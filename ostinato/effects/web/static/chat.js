@@ -100,7 +100,18 @@
     errorEl.hidden = !text;
   }
 
-  function sleep(ms) { return new Promise(function (ok) { setTimeout(ok, ms); }); }
+  // A wait between two tries that ends early when the stream is back.
+  let wake = null;
+  function sleep(ms) {
+    return new Promise(function (ok) {
+      const timer = setTimeout(ok, ms);
+      wake = function () { clearTimeout(timer); ok(); };
+    });
+  }
+  function retryNow() {
+    if (delivering && wake) wake();
+    else deliver();
+  }
 
   let delivering = false;
   async function deliver() {
@@ -227,7 +238,7 @@
       typing: function (t) { if (t.conversation === conversation) showTyping(t.on); },
       conversations: showConversations,
     },
-    deliver);
+    retryNow);
 
   function switchTo(n) {
     conversation = n;

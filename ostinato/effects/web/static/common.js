@@ -4,12 +4,13 @@
 'use strict';
 const Ostinato = (function () {
   const fmt = new Intl.DateTimeFormat(undefined, {dateStyle: 'medium', timeStyle: 'short'});
+  const precise = new Intl.DateTimeFormat(undefined, {dateStyle: 'medium', timeStyle: 'medium'});
 
   function showTime(el) {
     const iso = el.getAttribute('datetime');
     const d = iso ? new Date(iso) : null;
     if (d && !isNaN(d)) {
-      el.textContent = fmt.format(d);
+      el.textContent = (el.hasAttribute('data-precise') ? precise : fmt).format(d);
       el.title = iso;
     }
   }
