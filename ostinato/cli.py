@@ -440,12 +440,15 @@ def _web_store(db):
         sys.exit(2)
 
 
-def _web_change(db, change):
-    """Run change(state) in a transaction; a WebError exits 2."""
+def _web_change(db, change, create=True):
+    """Run change(state) in a transaction (state None when the page never
+    ran and not `create`); a WebError exits 2."""
     from .effects.web import WebError, web_state
+    if not create:
+        _existing_address(db)
     store = _web_store(db)
     try:
-        return store.transact(lambda: change(web_state(store.world)))
+        return store.transact(lambda: change(web_state(store.world, create)))
     except WebError as e:
         click.echo('ostinato: %s' % e, err=True)
         sys.exit(2)
@@ -478,7 +481,7 @@ def web_invite(name, url, db):
 def web_revoke(name, db):
     """NAME's link and signed-in browsers stop working."""
     from .effects.web.state import revoke
-    n = _web_change(db, lambda st: revoke(st, name))
+    n = _web_change(db, lambda st: revoke(st, name), create=False)
     click.echo('revoked %s (%d session%s ended)' % (name, n, '' if n == 1 else 's'))
 
 
@@ -488,12 +491,14 @@ def web_revoke(name, db):
 def web_users(db):
     """The web page's users: link, sessions, conversations."""
     def users(st):
+        if st is None:
+            return []
         sessions = {}
         for who, _ in st.sessions.values():
             sessions[who] = sessions.get(who, 0) + 1
         return [(u.name, u.name == st.owner, u.link is not None, sessions.get(u.name, 0),
                  u.threads) for u in st.users.values()]
-    rows = _web_change(db, users)
+    rows = _web_change(db, users, create=False)
     if not rows:
         click.echo('no web users yet (serve --web makes the owner; web invite NAME adds one)')
     for name, owner, link, n, threads in rows:

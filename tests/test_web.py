@@ -145,6 +145,28 @@ def test_an_invited_user_sees_only_their_own_conversations(served, ann):
     assert 'ann (owner)' in users and 'bo  link revoked' in users
 
 
+def test_behind_a_proxy_the_public_address_is_welcome(tmp_path):
+    public = 'https://chat.example.org'
+    with Served(tmp_path, OSTINATO_WEB_URL=public + '/') as s:
+        assert s.link.startswith(public + '/login?token=')
+        c = Client(s.base)
+        c.login(s.base + s.link[len(public):])
+        # (401, not 403: the name passes; the cookie is 127.0.0.1's)
+        assert c.get('/new', headers={'Host': 'chat.example.org'}).status_code == 401
+        assert c.get('/new', headers={'Host': 'evil.example'}).status_code == 403
+        assert c.send('via the proxy', headers={'Origin': public}).status_code == 200
+        assert c.send('elsewhere', headers={'Origin': 'https://evil.example'}).status_code == 403
+        assert s.ostinato('web', 'invite', 'bo').stdout.startswith(public + '/login?token=')
+
+
+def test_web_users_and_revoke_need_a_database(tmp_path):
+    for args in (['users'], ['revoke', 'bo']):
+        out = subprocess.run(OSTINATO + ['web'] + args + ['--db', str(tmp_path / 'none.fs')],
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 2 and 'no database' in out.stderr
+    assert not (tmp_path / 'none.fs').exists()
+
+
 def test_invite_refuses_a_bad_name(served):
     out = served.ostinato('web', 'invite', 'no/slashes')
     assert out.returncode == 2 and "web user name" in out.stderr
@@ -424,7 +446,8 @@ def test_the_inspector_shows_the_waiting_dialogue(diet):
     thread = ann.get('/inspect/threads/web:ann:1').text
     assert 'About what time was lunch?' in thread and 'America/New_York' in thread
     db = ann.get('/inspect/db').text
-    assert 'outbox' in db and '0 waiting' in db and 'model requests' in db and 'diet' in db
+    assert 'outbox' in db and '0 waiting' in db and 'exchanges logged' in db and 'diet' in db
+    assert 'message keys kept' in db
     for missing in ('/inspect/tasks/9999', '/inspect/calls/9999', '/inspect/threads/web:x:1'):
         assert ann.get(missing).status_code == 404
     assert ann.get('/inspect/calls?task=abc').status_code == 400

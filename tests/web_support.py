@@ -87,7 +87,7 @@ class Served:
         return self
 
     def _link(self, err):
-        m = re.search(r'web: open (http://\S+/login\?token=\S+)', err.read_text())
+        m = re.search(r'web: open (https?://\S+/login\?token=\S+)', err.read_text())
         return m.group(1) if m else None
 
     def stderr(self):

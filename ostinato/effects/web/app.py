@@ -134,12 +134,19 @@ class WebServer:
         self.templates = jinja2.Environment(
             loader=jinja2.FileSystemLoader(os.path.join(HERE, 'templates')),
             autoescape=True, undefined=jinja2.StrictUndefined)
-        host = channel.host
+        from urllib.parse import urlsplit
+        public = urlsplit(channel.public_url) if channel.public_url else None
+        # The origins a POST may come from besides the request's own: the
+        # public address a reverse proxy serves the page at.
+        self.origins = {'%s://%s' % (public.scheme, public.netloc)} if public else set()
         self.hosts = None
-        if is_loopback(host):
-            # A page on loopback answers only to loopback names, so a
-            # rebinding DNS name cannot reach it from a browser.
+        if is_loopback(channel.host):
+            # A page on loopback answers only to loopback names (and its
+            # public name behind a proxy), so a rebinding DNS name cannot
+            # reach it from a browser.
             self.hosts = {'127.0.0.1', 'localhost', '::1', '[::1]'}
+            if public is not None and public.hostname:
+                self.hosts.add(public.hostname)
         self.app = Guard(build_app(self), self)
         config = uvicorn.Config(self.app, log_config=None, access_log=False, lifespan='on',
                                 http='h11', ws='none', loop='asyncio', server_header=False,
@@ -314,7 +321,7 @@ def build_app(server):
         origin = request.headers.get('origin')
         if origin is not None:
             own = '%s://%s' % (request.url.scheme, request.headers.get('host', ''))
-            if origin != own:
+            if origin != own and origin not in server.origins:
                 raise Refused(403, 'This request came from another site (Origin %s).'
                               % origin[:100])
         token = request.headers.get('x-csrf-token', '')

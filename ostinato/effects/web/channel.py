@@ -299,8 +299,8 @@ class WebChannel(Service):
     def confirm_sent(self, sched):
         """The web channel's outbox entries are delivered by their commit
         (the page reads the thread): confirm them."""
-        box = getattr(sched.world, 'outbox', None)
-        if box is None or not box.pending:
+        box = sched.world.outbox
+        if not box.pending:
             return
         mine = [seq for seq, m in box.pending.items() if m.channel == CHANNEL]
         if not mine:

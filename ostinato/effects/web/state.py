@@ -26,6 +26,8 @@ from itertools import islice
 from BTrees.OOBTree import OOBTree, OOTreeSet
 from persistent import Persistent
 
+from ...runtime.world import service_state
+
 SESSION_DAYS = 30              # a session cookie lasts this long; the link makes a new one
 SESSIONS_PER_USER = 20         # older sessions of a user are dropped beyond this
 KEEP_KEYS = 7 * 86400          # how long a message's idempotency key is remembered
@@ -81,13 +83,19 @@ class WebState(Persistent):
         self.base_url = None          # where the page was last served, for invite links
         self.received = 0             # messages taken
 
+    def summary(self):
+        """For `ostinato db info`."""
+        return '%d users, %d sessions, %d messages in, %d message keys kept' % (
+            len(self.users), len(self.sessions), self.received, len(self.keys))
+
+
+SERVICE = 'web'
+
 
 def web_state(world, create=True):
-    """The world's web channel state (made on first use)."""
-    st = getattr(world, 'web', None)
-    if st is None and create:
-        st = world.web = WebState()
-    return st
+    """The web channel's state, world.services['web'] (made on first use in
+    a turn that may write); with create=False, None while it never ran."""
+    return service_state(world, SERVICE, WebState if create else None)
 
 
 # ------------------------------------------------------------------ links
@@ -121,7 +129,7 @@ def set_owner(st, name, base_url):
 
 def revoke(st, name):
     """`name`'s link and sessions stop working; returns how many sessions ended."""
-    u = st.users.get(name)
+    u = st.users.get(name) if st is not None else None
     if u is None:
         raise WebError('there is no web user %r' % (name,), 404)
     if u.link is not None:

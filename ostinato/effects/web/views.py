@@ -22,6 +22,7 @@ from ...runtime.store import ROOT_KEY
 from ...vm.interp import goal_name
 from ...vm.values import OModule
 from ..chat import channels_module
+from ..llm_queue import llm_state
 from .state import session_user, web_state
 
 CHANNEL = 'web'
@@ -130,7 +131,7 @@ def typing(world, key, now=None):
     items = _items(_threads(world).get(key))
     if not items or items[-1].get('sender') is None:
         return False
-    llm = getattr(world, 'llm', None)
+    llm = llm_state(world, make=False)
     if llm is None or not llm.pending:
         return False
     at = _stamp(items[-1].get('when'))
@@ -143,7 +144,7 @@ def typing(world, key, now=None):
 def last_calls(world, limit=5000):
     """Task id -> the sequence number of its last logged model call (the
     newest `limit` calls are looked at)."""
-    st = getattr(world, 'llm', None)
+    st = llm_state(world, make=False)
     out = {}
     if st is None:
         return out
@@ -209,7 +210,7 @@ def task(world, tid, now=None):
     now = time.time() if now is None else now
     t = inspect.find_task(world, tid)
     row = task_row(t, last_calls(world), now)
-    row['main'] = getattr(world, 'main_task', None) is t
+    row['main'] = world.main_task is t
     row['error'] = None
     if t.state == 'failed' or t.error is not None:
         row['error'] = inspect.short(inspect._error_text(t), 400)
@@ -246,7 +247,7 @@ def call_row(e):
 
 
 def pending_calls(world):
-    st = getattr(world, 'llm', None)
+    st = llm_state(world, make=False)
     if st is None:
         return []
     out = []
@@ -263,7 +264,7 @@ def pending_calls(world):
 def calls(world, task_id=None, before=None, limit=CALLS_PER_PAGE):
     """The newest logged model calls (before sequence number `before`),
     newest first; and the sequence number to page on from, or None."""
-    st = getattr(world, 'llm', None)
+    st = llm_state(world, make=False)
     if st is None:
         return [], None
     keys = st.log.keys(max=before - 1) if before is not None else st.log.keys()
@@ -279,7 +280,7 @@ def calls(world, task_id=None, before=None, limit=CALLS_PER_PAGE):
 
 
 def call(world, seq):
-    st = getattr(world, 'llm', None)
+    st = llm_state(world, make=False)
     e = st.log.get(seq) if st is not None else None
     if e is not None:
         return call_row(e)
@@ -316,14 +317,7 @@ def thread(world, key):
 
 
 def db_info(world, storage, address):
-    """The rows of `ostinato db info`, the module lines, and the queues."""
+    """The rows of `ostinato db info` (the queues, each service's summary)
+    and the module lines."""
     rows, mods = inspect.world_info(world)
-    rows = inspect.storage_info(storage, address) + rows
-    llm = getattr(world, 'llm', None)
-    if llm is not None:
-        rows.append(('model requests', '%d waiting, %d logged' % (len(llm.pending), len(llm.log))))
-    st = web_state(world, create=False)
-    if st is not None:
-        rows.append(('web', '%d users, %d sessions, %d messages in, %d keys remembered'
-                     % (len(st.users), len(st.sessions), st.received, len(st.keys))))
-    return rows, mods
+    return inspect.storage_info(storage, address) + rows, mods

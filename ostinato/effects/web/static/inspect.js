@@ -4,12 +4,23 @@
 'use strict';
 (function () {
   const main = document.getElementById('live');
+  // A page that is dear to make (the database figures) asks to be made
+  // again at most this often.
+  const every = parseInt(main.dataset.refreshEvery || '0', 10);
   let busy = false;
   let again = false;
+  let last = 0;
 
   async function refresh() {
     if (busy) { again = true; return; }
+    const wait = last + every - Date.now();
+    if (wait > 0) {
+      busy = true;
+      setTimeout(function () { busy = false; refresh(); }, wait);
+      return;
+    }
     busy = true;
+    last = Date.now();
     try {
       const url = new URL(window.location.href);
       url.searchParams.set('fragment', '1');
