@@ -285,6 +285,22 @@ def test_a_message_sent_again_with_its_key_is_taken_once(served, ann):
     assert bo.send('mine', key=key).json()['duplicate'] is False
 
 
+def test_the_database_holds_only_hashes_of_links_and_cookies(tmp_path):
+    import hashlib
+    with Served(tmp_path) as s:
+        ann = s.client()
+        ann.send('hello')
+        replies(ann, 1, 2)
+        cookie = ann.http.cookies.get('ostinato_session')
+        token = s.link.split('token=')[1]
+        invited = s.ostinato('web', 'invite', 'bo').stdout.strip().split('token=')[1]
+    data = s.db.read_bytes()
+    for secret in (token, cookie, invited):
+        assert secret.encode() not in data
+    assert hashlib.sha256(token.encode()).hexdigest().encode() in data
+    assert b'hello' in data                     # the file is readable as it is
+
+
 def test_a_resend_after_a_kill_between_commit_and_answer(tmp_path):
     """The server dies after committing a message and before answering the
     request; the page sends it again with its key after the restart."""

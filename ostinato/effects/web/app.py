@@ -38,8 +38,9 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from ...runtime import inspect
+from ..net import is_loopback_host as is_loopback
 from . import views
-from .channel import HOLD_SECONDS, is_loopback, take_message
+from .channel import HOLD_SECONDS, take_message
 from .state import (KEY_RE, SESSION_DAYS, WebError, login, logout, new_secret, secret_hash,
                     web_state)
 

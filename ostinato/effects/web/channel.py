@@ -30,7 +30,8 @@ import time
 from ...runtime.scheduler import ServiceStopped
 from ...vm import ops
 from ..chat import channels_module, new_user, receive
-from ..service import Service
+from ..net import is_loopback_host as is_loopback
+from ..service import Service, crash_point
 from .state import WebError, check_name, remember_key, seen_key, set_owner, web_state
 from .views import CHANNEL
 
@@ -63,16 +64,6 @@ def looks_like_address(text):
         return False
 
 
-def is_loopback(host):
-    import ipaddress
-    if host == 'localhost':
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def listen(host, port):
     """A listening socket, bound now, so a port in use is an error at start."""
     try:
@@ -90,20 +81,6 @@ def listen(host, port):
         raise WebError('cannot listen on %s:%d: %s' % (host, port, e.strerror or e))
     sock.set_inheritable(False)
     return sock
-
-
-def _crash_point(name, _seen={}):
-    """Test mode (OSTINATO_TEST_WEB_CRASH=NAME:N): die like kill -9 the N-th
-    time this process passes the point NAME ('taken': a message is
-    committed and its request not yet answered)."""
-    spec = os.environ.get('OSTINATO_TEST_WEB_CRASH')
-    if not spec:
-        return
-    point, _, nth = spec.partition(':')
-    if point == name:
-        _seen[name] = _seen.get(name, 0) + 1
-        if _seen[name] == int(nth or 1):
-            os._exit(137)
 
 
 class Job:
@@ -276,7 +253,8 @@ class WebChannel(Service):
                 job.future.set_exception(WebError('internal error; nothing was stored', 500))
             else:
                 if job.needs_channels:
-                    _crash_point('taken')
+                    # test mode: die between a message's commit and its answer
+                    crash_point('OSTINATO_TEST_WEB_CRASH', 'taken')
                 job.future.set_result(result)
         self.held = later
 
