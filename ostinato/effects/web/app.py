@@ -28,6 +28,7 @@ import os
 import threading
 import time
 from contextlib import asynccontextmanager
+from urllib.parse import urlsplit
 
 import jinja2
 import uvicorn
@@ -135,7 +136,6 @@ class WebServer:
         self.templates = jinja2.Environment(
             loader=jinja2.FileSystemLoader(os.path.join(HERE, 'templates')),
             autoescape=True, undefined=jinja2.StrictUndefined)
-        from urllib.parse import urlsplit
         public = urlsplit(channel.public_url) if channel.public_url else None
         # The origins a POST may come from besides the request's own: the
         # public address a reverse proxy serves the page at.

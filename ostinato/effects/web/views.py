@@ -29,6 +29,7 @@ CHANNEL = 'web'
 TYPING_AT_MOST = 180.0     # "typing..." is given up on after this long (as on Telegram)
 CALLS_PER_PAGE = 50
 TITLE_WIDTH = 60
+CONVERSATIONS_SHOWN = 100  # the newest in the chat page's list
 
 
 class Reader:
@@ -101,14 +102,15 @@ def count(world, key):
 
 
 def conversations(world, name):
-    """The user's conversations, newest first: number, title, size, last time."""
+    """The user's newest conversations, newest first: number, title, size,
+    last time."""
     st = web_state(world, create=False)
     u = st.users.get(name) if st is not None else None
     if u is None:
         return []
     threads = _threads(world)
     out = []
-    for n in range(u.threads, 0, -1):
+    for n in range(u.threads, max(0, u.threads - CONVERSATIONS_SHOWN), -1):
         items = _items(threads.get(thread_key(name, n)))
         if not items:
             continue
