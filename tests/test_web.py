@@ -24,7 +24,7 @@ import threading
 
 import pytest
 
-from web_support import (COUNTER, DIET, DIET_SCRIPT, HERE, LUNCH, OSTINATO, Client, Served,
+from web_support import (DIET, DIET_SCRIPT, HERE, LUNCH, OSTINATO, Client, Served,
                          free_port, wait_until)
 
 PAGES = ['/', '/new', '/c/1', '/api/conversations', '/api/conversations/1', '/events?c=1',

@@ -17,7 +17,6 @@ A missing browser or driver fails this test: install them with
 from __future__ import annotations
 
 import os
-import shutil
 import time
 
 import pytest
