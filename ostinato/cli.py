@@ -163,6 +163,40 @@ def _telegram_channel(enabled):
         fail(str(e))
 
 
+def _web_option(f):
+    return click.option('--web', 'web', default=None, metavar='[HOST:]PORT',
+                        help='also serve the web page (chat and inspector) on HOST:PORT; '
+                             '--web alone: 127.0.0.1:8765')(f)
+
+
+class _WebCommand(click.Command):
+    """`--web` may stand alone (`serve --web skills/diet.ost`): when the word
+    after it is not [HOST:]PORT, it is the default address."""
+
+    def parse_args(self, ctx, args):
+        from .effects.web import DEFAULT_ADDRESS, looks_like_address
+        args = list(args)
+        for i, a in enumerate(args):
+            if a == '--':
+                break
+            if a == '--web' and (i + 1 == len(args) or args[i + 1].startswith('-')
+                                 or not looks_like_address(args[i + 1])):
+                args[i] = '--web=' + DEFAULT_ADDRESS
+        return super().parse_args(ctx, args)
+
+
+def _web_channel(address):
+    """The web channel when --web was given; an address that cannot be
+    listened on ends the command with exit 2."""
+    if address is None:
+        return []
+    from .effects.web import WebChannel, WebError
+    try:
+        return [WebChannel(address)]
+    except WebError as e:
+        fail(str(e))
+
+
 # ------------------------------------------------------------------ signals
 
 def _stop_on_signals():
@@ -284,7 +318,7 @@ def _operator_log(log_path, db, memory, console, world):
 
 # ------------------------------------------------------------------ run
 
-@main.command(epilog=_examples(
+@main.command(cls=_WebCommand, epilog=_examples(
     'ostinato run skills/diet.ost                       # chat on the console',
     'ostinato run --llm ollama --model llama3.2 --db diet.fs skills/diet.ost'))
 @click.argument('file', type=click.Path(dir_okay=True))
@@ -292,7 +326,9 @@ def _operator_log(log_path, db, memory, console, world):
 @_llm_options
 @_telegram_option
 @_log_option
-def run(file, db, memory, llm, model, llm_servers, llm_parallel, telegram, log_path):
+@_web_option
+def run(file, db, memory, llm, model, llm_servers, llm_parallel, telegram, log_path,
+        web):
     """Run FILE until nothing can run any more.
 
     A skill that serves dialogues talks on the console (and on Telegram
@@ -305,7 +341,7 @@ def run(file, db, memory, llm, model, llm_servers, llm_parallel, telegram, log_p
     _source_file(file)
     terminal = sys.stdin.isatty() and sys.stdout.isatty()
     backend, servers = _check_model(llm, model, llm_servers, waits=terminal)
-    channels = _telegram_channel(telegram)
+    channels = _telegram_channel(telegram) + _web_channel(web)
     try:
         store = Store(db, memory=memory)
     except StoreError as e:
@@ -345,7 +381,7 @@ def run(file, db, memory, llm, model, llm_servers, llm_parallel, telegram, log_p
 
 # ------------------------------------------------------------------ serve
 
-@main.command(epilog=_examples(
+@main.command(cls=_WebCommand, epilog=_examples(
     'ostinato serve --telegram --db diet.fs skills/diet.ost',
     'ostinato serve --db zeo:/tmp/zeo.sock --worker w2    # a second worker'))
 @click.argument('file', required=False, type=click.Path(dir_okay=True))
@@ -360,7 +396,9 @@ def run(file, db, memory, llm, model, llm_servers, llm_parallel, telegram, log_p
 @_llm_options
 @_telegram_option
 @_log_option
-def serve(file, db, memory, worker, llm, model, llm_servers, llm_parallel, telegram, log_path):
+@_web_option
+def serve(file, db, memory, worker, llm, model, llm_servers, llm_parallel, telegram,
+          log_path, web):
     """Run every task in the database until stopped, and share the live
     database with `ostinato repl` and `ostinato tasks` (a local socket).
 
@@ -376,7 +414,7 @@ def serve(file, db, memory, worker, llm, model, llm_servers, llm_parallel, teleg
     if file:
         _source_file(file)
     backend, servers = _check_model(llm, model, llm_servers, waits=True)
-    channels = _telegram_channel(telegram)
+    channels = _telegram_channel(telegram) + _web_channel(web)
     oplog = OperatorLog(path=log_path) if log_path else OperatorLog(stream=sys.stderr)
     try:
         server = Server(db, worker=worker, memory=memory,
@@ -401,7 +439,7 @@ def serve(file, db, memory, worker, llm, model, llm_servers, llm_parallel, teleg
         else:
             click.echo('ostinato: worker %s serving %s' % (worker, where), err=True)
         if not channels:
-            click.echo('ostinato: no chat channel in this process (add --telegram): users reach '
+            click.echo('ostinato: no chat channel in this process (add --telegram or --web): users reach '
                        'the skills only through another worker\'s channel', err=True)
         server.serve()
     except KeyboardInterrupt:
@@ -673,6 +711,90 @@ def db_pack(days, db, memory):
     if local and os.path.exists(db + '.old'):
         click.echo('the file as it was is kept as %s.old; delete it when you no longer need it'
                    % db)
+
+
+# ------------------------------------------------------------------ web
+
+@main.group('web')
+def web_group():
+    """Who may use the web page of `serve --web`."""
+
+
+def _web_store(db):
+    """The database for `ostinato web`: through the socket of a running
+    `serve` when there is one, else the file.  Exits 2 on failure."""
+    from .runtime.serve import attach
+    from .runtime.store import StoreError
+    try:
+        return attach(db)
+    except StoreError as e:
+        fail(str(e))
+
+
+def _web_change(db, change, create=True):
+    """Run change(state) in a transaction (state None when the page never
+    ran and not `create`); a WebError exits 2."""
+    from .effects.web import WebError, web_state
+    if not create:
+        _existing_address(db)
+    store = _web_store(db)
+    try:
+        return store.transact(lambda: change(web_state(store.world, create)))
+    except WebError as e:
+        fail(str(e))
+    finally:
+        store.close()
+
+
+@web_group.command('invite')
+@click.argument('name')
+@click.option('--url', default=None, metavar='URL',
+              help='the page\'s address, for the link (default: where --web last served it)')
+@click.option('--db', 'db', envvar='OSTINATO_DB', default='ostinato.fs', show_default=True,
+              help='database file (env OSTINATO_DB)')
+def web_invite(name, url, db):
+    """Print a personal link for NAME to the web page (a new one each time:
+    NAME's previous link stops working)."""
+    from .effects.web.state import new_link
+
+    def invite(st):
+        return new_link(st, name), st.base_url
+    token, base = _web_change(db, invite)
+    base = (url or base or 'http://127.0.0.1:8765').rstrip('/')
+    click.echo('%s/login?token=%s' % (base, token))
+
+
+@web_group.command('revoke')
+@click.argument('name')
+@click.option('--db', 'db', envvar='OSTINATO_DB', default='ostinato.fs', show_default=True,
+              help='database file (env OSTINATO_DB)')
+def web_revoke(name, db):
+    """NAME's link and signed-in browsers stop working."""
+    from .effects.web.state import revoke
+    n = _web_change(db, lambda st: revoke(st, name), create=False)
+    click.echo('revoked %s (%d session%s ended)' % (name, n, '' if n == 1 else 's'))
+
+
+@web_group.command('users')
+@click.option('--db', 'db', envvar='OSTINATO_DB', default='ostinato.fs', show_default=True,
+              help='database file (env OSTINATO_DB)')
+def web_users(db):
+    """The web page's users: link, sessions, conversations."""
+    def users(st):
+        if st is None:
+            return []
+        sessions = {}
+        for who, _ in st.sessions.values():
+            sessions[who] = sessions.get(who, 0) + 1
+        return [(u.name, u.name == st.owner, u.link is not None, sessions.get(u.name, 0),
+                 u.threads) for u in st.users.values()]
+    rows = _web_change(db, users, create=False)
+    if not rows:
+        click.echo('no web users yet (serve --web makes the owner; web invite NAME adds one)')
+    for name, owner, link, n, threads in rows:
+        click.echo('%s%s  link %s  %d session%s  %d conversation%s' % (
+            name, ' (owner)' if owner else '', 'valid' if link else 'revoked', n,
+            '' if n == 1 else 's', threads, '' if threads == 1 else 's'))
 
 
 # ------------------------------------------------------------------ source files
