@@ -1,0 +1,256 @@
+"""The embedded model's own process: llama.cpp behind a pipe.
+
+llama.cpp is native code: a crash in it (a CPU feature the build assumed,
+a bug in a kernel) kills the process it runs in.  So the embedded backend
+(embedded.py) never loads it into the runtime's process; it runs this
+module as a child, `python -m ostinato.effects.llm.model_worker MODEL.gguf`,
+and a crash costs one request, not the scheduler.  The child's stderr is a
+log file (llama.cpp's chatter, Python's fault handler on a crash); its
+protocol goes over a private copy of stdout, and fd 1 is pointed at the
+log too, so nothing native can write into the protocol or onto the console.
+
+The protocol is JSON lines.  The child says `{"ready": {...}}` once the
+model is loaded (or `{"fatal": "..."}` and exits).  Then, for each request
+line `{"id", "messages", "schema", "max_tokens", "temperature", "seed",
+"deadline"}` on stdin, it answers `{"id", "progress": TOKENS}` now and then
+while it generates, then `{"id", "done": {"content", "finish", "prompt_tokens",
+"reply_tokens", "seconds"}}` (finish: 'stop', 'length' at max_tokens, or
+'deadline' when `deadline` seconds passed), or `{"id", "error": "..."}` for
+a request llama.cpp refuses (a prompt longer than the context).  It exits
+when stdin closes or its parent is gone.
+
+Speed: constrained decoding is grammar-first in llama-cpp-python: the
+grammar sampler checks every candidate, all 262,144 of Gemma's vocabulary,
+before top-k, for every token.  Here the sampler chain picks a token
+without the grammar and the grammar checks only that one; only when it is
+rejected does the grammar filter the whole vocabulary and the chain pick
+again (llama.cpp's own server samples the same way).  The result follows
+the same grammar, and the same distribution where the first pick is valid.
+"""
+from __future__ import annotations
+
+import argparse
+import ctypes
+import faulthandler
+import json
+import math
+import os
+import signal
+import sys
+import time
+
+PROGRESS_EVERY = 0.25          # seconds between progress lines
+
+
+def _protocol_channel():
+    """A private copy of stdout for the protocol; fd 1 then goes to stderr
+    (the log), so native code printing to stdout cannot corrupt it."""
+    fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return os.fdopen(fd, 'w', encoding='utf-8', buffering=1)
+
+
+class Channel:
+    def __init__(self, stream):
+        self.stream = stream
+
+    def send(self, message):
+        self.stream.write(json.dumps(message) + '\n')
+        self.stream.flush()
+
+
+def rejection_sampling_llama(llama_cpp):
+    """llama_cpp.Llama whose constrained sampling checks the grammar against
+    the chosen token first (see the module doc), and which calls `on_token`
+    with each sampled token (it returns True to end the reply there)."""
+    import numpy as np
+
+    class Llama(llama_cpp.Llama):
+        on_token = None
+        grammar_first = False       # True: llama-cpp-python's own order (for bench/llm.py)
+        _grammar = None              # the grammar sampler of the reply being generated
+        _candidates = None
+
+        def _init_sampler(self, *args, grammar=None, **kwargs):
+            self._free_grammar()
+            if grammar is not None and not self.grammar_first:
+                self._grammar = llama_cpp.llama_sampler_init_grammar(
+                    self._model.vocab, grammar._grammar.encode('utf-8'),
+                    grammar._root.encode('utf-8'))
+                if not self._grammar:
+                    raise ValueError('llama.cpp could not parse the grammar of the schema')
+                grammar = None
+            return super()._init_sampler(*args, grammar=grammar, **kwargs)
+
+        def _free_grammar(self):
+            if self._grammar:
+                llama_cpp.llama_sampler_free(self._grammar)
+            self._grammar = None
+
+        def sample(self, *args, grammar=None, idx=None, **kwargs):
+            if self.on_token is not None and self.on_token():
+                return self.token_eos()
+            token = super().sample(*args, grammar=None if self._grammar else grammar,
+                                   idx=idx, **kwargs)
+            if self._grammar:
+                if not self._fits(token):
+                    token = self._resample(idx)
+                llama_cpp.llama_sampler_accept(self._grammar, token)
+            return token
+
+        def _fits(self, token):
+            one = llama_cpp.llama_token_data(token, 1.0, 0.0)
+            cur = llama_cpp.llama_token_data_array(ctypes.pointer(one), 1, -1, False)
+            llama_cpp.llama_sampler_apply(self._grammar, ctypes.byref(cur))
+            return not math.isinf(one.logit)
+
+        def _resample(self, idx):
+            """The grammar over every candidate, then the chain, as
+            llama-cpp-python would have done from the start."""
+            n_vocab = self._n_vocab
+            if self._candidates is None or len(self._candidates) != n_vocab:
+                self._candidates = np.zeros(n_vocab, dtype=np.dtype(
+                    [('id', np.intc), ('logit', np.single), ('p', np.single)], align=True))
+            cand = self._candidates
+            ridx = idx - self.n_tokens if idx is not None else -1
+            logits = llama_cpp.llama_get_logits_ith(self._ctx.ctx, ridx)
+            cand['id'] = np.arange(n_vocab, dtype=np.intc)
+            cand['logit'] = np.ctypeslib.as_array(logits, shape=(n_vocab,))
+            cand['p'] = 0.0
+            cur = llama_cpp.llama_token_data_array(
+                cand.ctypes.data_as(llama_cpp.llama_token_data_p), n_vocab, -1, False)
+            llama_cpp.llama_sampler_apply(self._grammar, ctypes.byref(cur))
+            llama_cpp.llama_sampler_apply(self._sampler.sampler, ctypes.byref(cur))
+            if cur.selected < 0:
+                raise ValueError('no token fits the grammar')
+            return int(cur.data[cur.selected].id)
+
+        def close(self):
+            self._free_grammar()
+            super().close()
+
+    return Llama
+
+
+class Worker:
+    def __init__(self, llama, channel):
+        self.llama = llama
+        self.channel = channel
+        self.grammars = {}           # schema JSON -> LlamaGrammar, built once per schema
+        self.parent = os.getppid()
+
+    def grammar(self, schema):
+        from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
+        key = json.dumps(schema, sort_keys=True) if schema is not None else None
+        grammar = self.grammars.get(key)
+        if grammar is None:
+            if schema is None:
+                grammar = LlamaGrammar.from_string(JSON_GBNF, verbose=False)
+            else:
+                grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+            if len(self.grammars) > 64:
+                self.grammars.clear()
+            self.grammars[key] = grammar
+        return grammar
+
+    def answer(self, req):
+        rid = req.get('id')
+        started = time.monotonic()
+        deadline = started + float(req.get('deadline') or 300.0)
+        state = {'tokens': 0, 'last': started, 'deadline': False}
+
+        def on_token():
+            now = time.monotonic()
+            if now > deadline:
+                state['deadline'] = True
+                return True
+            if os.getppid() != self.parent:
+                sys.exit(0)          # the runtime is gone: nobody wants this reply
+            if state['tokens'] and now - state['last'] >= PROGRESS_EVERY:
+                state['last'] = now
+                self.channel.send({'id': rid, 'progress': state['tokens']})
+            state['tokens'] += 1
+            return False
+
+        kwargs = dict(messages=req['messages'], grammar=self.grammar(req.get('schema')),
+                      max_tokens=int(req.get('max_tokens') or 256))
+        if req.get('temperature') is not None:
+            kwargs['temperature'] = float(req['temperature'])
+        if req.get('seed') is not None:
+            kwargs['seed'] = int(req['seed'])
+        self.llama.on_token = on_token
+        try:
+            result = self.llama.create_chat_completion(**kwargs)
+        finally:
+            self.llama.on_token = None
+        choice = result['choices'][0]
+        usage = result.get('usage') or {}
+        content = choice.get('message', {}).get('content') or ''
+        finish = 'deadline' if state['deadline'] else (
+            'length' if choice.get('finish_reason') == 'length' else 'stop')
+        return {'content': content, 'finish': finish,
+                'prompt_tokens': usage.get('prompt_tokens'),
+                'reply_tokens': usage.get('completion_tokens'),
+                'seconds': round(time.monotonic() - started, 3)}
+
+    def serve(self, stdin):
+        for line in stdin:
+            if not line.strip():
+                continue
+            try:
+                req = json.loads(line)
+            except ValueError as e:
+                self.channel.send({'id': None, 'error': 'not a JSON request: %s' % e})
+                continue
+            try:
+                done = self.answer(req)
+            except ValueError as e:       # e.g. the prompt does not fit in the context
+                self.channel.send({'id': req.get('id'), 'error': str(e)})
+            else:
+                self.channel.send({'id': req.get('id'), 'done': done})
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog='python -m ostinato.effects.llm.model_worker')
+    parser.add_argument('model', help='a GGUF file')
+    parser.add_argument('--ctx', type=int, default=8192, help='context size in tokens')
+    parser.add_argument('--threads', type=int, default=0,
+                        help='threads for generation (0: every core)')
+    parser.add_argument('--seed', type=int, default=None)
+    parser.add_argument('--grammar-first', action='store_true',
+                        help="llama-cpp-python's own sampling order (for bench/llm.py)")
+    args = parser.parse_args(argv)
+
+    channel = Channel(_protocol_channel())
+    faulthandler.enable(sys.stderr)          # a native crash leaves a Python stack in the log
+    # The runtime handles Ctrl-C and stops this process by closing stdin.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        import llama_cpp
+    except ImportError as e:
+        channel.send({'fatal': 'llama-cpp-python is not installed here (%s)' % e})
+        return 2
+    threads = args.threads or os.cpu_count() or 1
+    kwargs = dict(model_path=args.model, n_ctx=args.ctx, n_threads=threads,
+                  n_threads_batch=threads, verbose=False)
+    if args.seed is not None:
+        kwargs['seed'] = args.seed
+    started = time.monotonic()
+    try:
+        Llama = rejection_sampling_llama(llama_cpp)
+        llama = Llama(**kwargs)
+    except (ValueError, RuntimeError, OSError) as e:
+        channel.send({'fatal': 'llama.cpp could not load %s: %s' % (args.model, e)})
+        return 1
+    llama.grammar_first = args.grammar_first
+    channel.send({'ready': {'model': args.model, 'n_ctx': llama.n_ctx(),
+                            'n_vocab': llama.n_vocab(), 'threads': threads,
+                            'llama_cpp_python': getattr(llama_cpp, '__version__', '?'),
+                            'seconds': round(time.monotonic() - started, 3)}})
+    Worker(llama, channel).serve(sys.stdin)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
