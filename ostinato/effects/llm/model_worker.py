@@ -14,7 +14,7 @@ model is loaded (or `{"fatal": "..."}` and exits).  Then, for each request
 line `{"id", "messages", "schema", "max_tokens", "temperature", "seed",
 "deadline"}` on stdin, it answers `{"id", "progress": TOKENS}` now and then
 while it generates, then `{"id", "done": {"content", "finish", "prompt_tokens",
-"reply_tokens", "seconds"}}` (finish: 'stop', 'length' at max_tokens, or
+"reply_tokens", "seconds", "prompt_seconds"}}` (finish: 'stop', 'length' at max_tokens, or
 'deadline' when `deadline` seconds passed), or `{"id", "error": "..."}` for
 a request llama.cpp refuses (a prompt longer than the context).  It exits
 when stdin closes or its parent is gone.
@@ -158,10 +158,12 @@ class Worker:
         rid = req.get('id')
         started = time.monotonic()
         deadline = started + float(req.get('deadline') or 300.0)
-        state = {'tokens': 0, 'last': started, 'deadline': False}
+        state = {'tokens': 0, 'last': started, 'deadline': False, 'first': None}
 
         def on_token():
             now = time.monotonic()
+            if state['first'] is None:
+                state['first'] = now          # the prompt is processed
             if now > deadline:
                 state['deadline'] = True
                 return True
@@ -173,7 +175,9 @@ class Worker:
             state['tokens'] += 1
             return False
 
-        kwargs = dict(messages=req['messages'], grammar=self.grammar(req.get('schema')),
+        # `free`: no grammar at all (bench/llm.py's unconstrained figure).
+        grammar = None if req.get('free') else self.grammar(req.get('schema'))
+        kwargs = dict(messages=req['messages'], grammar=grammar,
                       max_tokens=int(req.get('max_tokens') or 256))
         if req.get('temperature') is not None:
             kwargs['temperature'] = float(req['temperature'])
@@ -192,7 +196,8 @@ class Worker:
         return {'content': content, 'finish': finish,
                 'prompt_tokens': usage.get('prompt_tokens'),
                 'reply_tokens': usage.get('completion_tokens'),
-                'seconds': round(time.monotonic() - started, 3)}
+                'seconds': round(time.monotonic() - started, 3),
+                'prompt_seconds': round((state['first'] or time.monotonic()) - started, 3)}
 
     def serve(self, stdin):
         for line in stdin:

