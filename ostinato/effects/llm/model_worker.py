@@ -38,8 +38,45 @@ import os
 import signal
 import sys
 import time
+import traceback
 
 PROGRESS_EVERY = 0.25          # seconds between progress lines
+
+# Gemma's chat format, for GGUF files that lack a chat template (the
+# Gemma 3 270M package's does): llama-cpp-python would fall back to
+# Llama 2's format, which Gemma was not trained on.  This is Gemma 3's own
+# template (text only): no system role, so system text opens the first
+# user turn.
+GEMMA_TEMPLATE = (
+    "{{ bos_token }}"
+    "{%- if messages[0]['role'] == 'system' -%}"
+    "{%- set first_user_prefix = messages[0]['content'] + '\n\n' -%}"
+    "{%- set loop_messages = messages[1:] -%}"
+    "{%- else -%}"
+    "{%- set first_user_prefix = '' -%}"
+    "{%- set loop_messages = messages -%}"
+    "{%- endif -%}"
+    "{%- for message in loop_messages -%}"
+    "{%- set role = 'model' if message['role'] == 'assistant' else message['role'] -%}"
+    "{{ '<start_of_turn>' + role + '\n' + (first_user_prefix if loop.first else '') }}"
+    "{{ message['content'] | trim }}"
+    "{{ '<end_of_turn>\n' }}"
+    "{%- endfor -%}"
+    "{%- if add_generation_prompt -%}{{ '<start_of_turn>model\n' }}{%- endif -%}")
+
+
+def use_model_chat_format(llama):
+    """Gemma's template when the file has none; which format is used."""
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+    if llama.metadata.get('tokenizer.chat_template'):
+        return 'the GGUF file\'s template'
+    if not llama.metadata.get('general.architecture', '').startswith('gemma'):
+        return llama.chat_format
+    text = lambda token: llama.detokenize([token], special=True).decode('utf-8', 'replace')
+    llama.chat_handler = Jinja2ChatFormatter(
+        template=GEMMA_TEMPLATE, eos_token=text(llama.token_eos()),
+        bos_token=text(llama.token_bos())).to_chat_handler()
+    return 'gemma'
 
 
 def _protocol_channel():
@@ -60,17 +97,21 @@ class Channel:
         self.stream.flush()
 
 
+TOKEN_DATA = [('id', 'i4'), ('logit', 'f4'), ('p', 'f4')]     # llama_token_data
+SHORTLIST = 1024        # the best candidates the grammar checks before all of them
+
+
 def rejection_sampling_llama(llama_cpp):
     """llama_cpp.Llama whose constrained sampling checks the grammar against
     the chosen token first (see the module doc), and which calls `on_token`
-    with each sampled token (it returns True to end the reply there)."""
+    before each token (it returns True to end the reply there)."""
     import numpy as np
 
     class Llama(llama_cpp.Llama):
         on_token = None
         grammar_first = False       # True: llama-cpp-python's own order (for bench/llm.py)
         _grammar = None              # the grammar sampler of the reply being generated
-        _candidates = None
+        resamples = 0                # how often the first pick did not fit (for bench/llm.py)
 
         def _init_sampler(self, *args, grammar=None, **kwargs):
             self._free_grammar()
@@ -95,7 +136,8 @@ def rejection_sampling_llama(llama_cpp):
                                    idx=idx, **kwargs)
             if self._grammar:
                 if not self._fits(token):
-                    token = self._resample(idx)
+                    self.resamples += 1
+                    token = self._resample(idx, kwargs)
                 llama_cpp.llama_sampler_accept(self._grammar, token)
             return token
 
@@ -105,23 +147,43 @@ def rejection_sampling_llama(llama_cpp):
             llama_cpp.llama_sampler_apply(self._grammar, ctypes.byref(cur))
             return not math.isinf(one.logit)
 
-        def _resample(self, idx):
-            """The grammar over every candidate, then the chain, as
-            llama-cpp-python would have done from the start."""
-            n_vocab = self._n_vocab
-            if self._candidates is None or len(self._candidates) != n_vocab:
-                self._candidates = np.zeros(n_vocab, dtype=np.dtype(
-                    [('id', np.intc), ('logit', np.single), ('p', np.single)], align=True))
-            cand = self._candidates
-            ridx = idx - self.n_tokens if idx is not None else -1
-            logits = llama_cpp.llama_get_logits_ith(self._ctx.ctx, ridx)
-            cand['id'] = np.arange(n_vocab, dtype=np.intc)
-            cand['logit'] = np.ctypeslib.as_array(logits, shape=(n_vocab,))
-            cand['p'] = 0.0
+        def _apply(self, sampler, cand):
             cur = llama_cpp.llama_token_data_array(
-                cand.ctypes.data_as(llama_cpp.llama_token_data_p), n_vocab, -1, False)
-            llama_cpp.llama_sampler_apply(self._grammar, ctypes.byref(cur))
-            llama_cpp.llama_sampler_apply(self._sampler.sampler, ctypes.byref(cur))
+                cand.ctypes.data_as(llama_cpp.llama_token_data_p), len(cand), -1, False)
+            llama_cpp.llama_sampler_apply(sampler, ctypes.byref(cur))
+            return cur
+
+        def _resample(self, idx, params):
+            """The first pick did not fit: the grammar filters the candidates,
+            then the chain picks again, as llama.cpp does from the start.
+            Filtering all 262,144 of Gemma's tokens takes ~0.1 s, so the
+            grammar first filters the SHORTLIST best, and that choice stands
+            when it is the one the whole vocabulary would give: the chain is
+            greedy (temperature 0) and something fits, or at least top_k fit,
+            or every token outside the list is below what min_p drops."""
+            ridx = idx - self.n_tokens if idx is not None else -1
+            logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(self._ctx.ctx, ridx),
+                                           shape=(self._n_vocab,))
+            temp = params.get('temp', 0.8)
+            if params.get('mirostat_mode', 0) == 0 and temp >= 0 and \
+                    self._n_vocab > 4 * SHORTLIST:
+                best = np.argpartition(logits, -SHORTLIST)[-SHORTLIST:]
+                cand = np.zeros(SHORTLIST, dtype=np.dtype(TOKEN_DATA, align=True))
+                cand['id'] = best
+                cand['logit'] = logits[best]
+                self._apply(self._grammar, cand)
+                fit = cand['logit'][np.isfinite(cand['logit'])]
+                if len(fit) and (temp == 0 or len(fit) >= params.get('top_k', 40) or (
+                        params.get('min_p', 0) > 0 and
+                        logits[best].min() < fit.max() + math.log(params['min_p']))):
+                    cur = self._apply(self._sampler.sampler, cand)
+                    if cur.selected >= 0:
+                        return int(cur.data[cur.selected].id)
+            cand = np.zeros(self._n_vocab, dtype=np.dtype(TOKEN_DATA, align=True))
+            cand['id'] = np.arange(self._n_vocab, dtype=np.intc)
+            cand['logit'] = logits
+            self._apply(self._grammar, cand)
+            cur = self._apply(self._sampler.sampler, cand)
             if cur.selected < 0:
                 raise ValueError('no token fits the grammar')
             return int(cur.data[cur.selected].id)
@@ -212,6 +274,10 @@ class Worker:
                 done = self.answer(req)
             except ValueError as e:       # e.g. the prompt does not fit in the context
                 self.channel.send({'id': req.get('id'), 'error': str(e)})
+            except Exception as e:        # a bug: the stack goes to the log
+                traceback.print_exc()
+                self.channel.send({'id': req.get('id'),
+                                   'error': 'internal error: %s: %s' % (type(e).__name__, e)})
             else:
                 self.channel.send({'id': req.get('id'), 'done': done})
 
@@ -249,7 +315,8 @@ def main(argv=None):
         channel.send({'fatal': 'llama.cpp could not load %s: %s' % (args.model, e)})
         return 1
     llama.grammar_first = args.grammar_first
-    channel.send({'ready': {'model': args.model, 'n_ctx': llama.n_ctx(),
+    chat_format = use_model_chat_format(llama)
+    channel.send({'ready': {'model': args.model, 'n_ctx': llama.n_ctx(), 'chat_format': chat_format,
                             'n_vocab': llama.n_vocab(), 'threads': threads,
                             'llama_cpp_python': getattr(llama_cpp, '__version__', '?'),
                             'seconds': round(time.monotonic() - started, 3)}})
