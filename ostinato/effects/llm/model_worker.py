@@ -195,6 +195,22 @@ def rejection_sampling_llama(llama_cpp):
     return Llama
 
 
+# llama-cpp-python's JSON-Schema grammars let a string hold raw control
+# characters (a line break), which JSON forbids; llama.cpp's own converter
+# and its plain JSON grammar exclude them, and so does this.
+_LOOSE_CHAR = r'char ::= [^"\\] |'
+_JSON_CHAR = r'char ::= [^"\\\x7F\x00-\x1F] |'
+
+
+def schema_grammar(schema):
+    from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
+    if schema is None:
+        return LlamaGrammar.from_string(JSON_GBNF, verbose=False)
+    grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+    grammar._grammar = grammar._grammar.replace(_LOOSE_CHAR, _JSON_CHAR)
+    return grammar
+
+
 class Worker:
     def __init__(self, llama, channel):
         self.llama = llama
@@ -203,14 +219,10 @@ class Worker:
         self.parent = os.getppid()
 
     def grammar(self, schema):
-        from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
         key = json.dumps(schema, sort_keys=True) if schema is not None else None
         grammar = self.grammars.get(key)
         if grammar is None:
-            if schema is None:
-                grammar = LlamaGrammar.from_string(JSON_GBNF, verbose=False)
-            else:
-                grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+            grammar = schema_grammar(schema)
             if len(self.grammars) > 64:
                 self.grammars.clear()
             self.grammars[key] = grammar
