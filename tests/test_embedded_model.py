@@ -209,6 +209,30 @@ def test_killing_the_model_mid_reply_costs_one_retried_request(gemma, tmp_path):
     assert [p.proc.pid not in killed and p.alive() for p in model_processes(seed=2)] == [True]
 
 
+def test_closing_the_client_stops_its_model_process_mid_reply(gemma):
+    """What `ostinato run` does at Ctrl-C or Ctrl-D: the reply under way
+    ends now, as a crash the queue never sees (the request waits in the
+    database), instead of holding the exit until the reply is done."""
+    client = LLMClient(LLMConfig(backend='embedded', seed=3, num_ctx=2048))
+    started = threading.Event()
+    outcome = []
+
+    def ask():
+        try:
+            client.complete(request('Write a poem about the sea.', POEM),
+                            progress=lambda attempt, n: started.set())
+        except LLMCrashed as e:
+            outcome.append(str(e))
+    thread = threading.Thread(target=ask, daemon=True)
+    thread.start()
+    wait_for(started.is_set, 'the reply to start')
+    process = model_processes(seed=3)[0]
+    client.close()
+    thread.join(PATIENT)
+    assert outcome and 'was killed by SIGKILL while answering' in outcome[0]
+    assert not process.alive() and model_processes(seed=3) == []
+
+
 def test_schema_grammars_keep_control_characters_out_of_strings(gemma):
     """llama-cpp-python's converter lets a string hold a raw line break,
     which is not JSON; the worker's grammars do not."""

@@ -28,14 +28,21 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 
 VERSION = '0.3.36'          # keep in step with setup.cfg's `embedded` extra
 # Portable CPU flags (no -march=native); no multimodal library (llava/mtmd),
-# which Ostinato does not use and which is a fifth of the build.
+# which Ostinato does not use.
 CMAKE_ARGS = ('-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON '
               '-DLLAVA_BUILD=OFF')
+# llama-cpp-python's CMakeLists forces llama.cpp's "common" library on (for
+# llava); the Python package never loads it, and it is 52 of the build's 128
+# compile steps.  Without llava it is switched off in the unpacked source.
+COMMON_ON = 'set(LLAMA_BUILD_COMMON ON CACHE BOOL "Build llama.cpp common library" FORCE)'
+COMMON_OFF = 'set(LLAMA_BUILD_COMMON OFF CACHE BOOL "Build llama.cpp common library" FORCE)'
+RECIPE = CMAKE_ARGS + ' common=off'     # what the cache key covers
 EXPECTED_MINUTES = 10       # on 2 idle cores
 
 STEP = re.compile(r'^\s*\[(\d+)/(\d+)\]')
@@ -47,7 +54,7 @@ def cache_root() -> str:
 
 
 def wheel_dir() -> str:
-    flags = hashlib.sha256(CMAKE_ARGS.encode()).hexdigest()[:10]
+    flags = hashlib.sha256(RECIPE.encode()).hexdigest()[:10]
     return os.path.join(cache_root(), 'llama-cpp-python-%s-%s' % (VERSION, flags))
 
 
@@ -79,6 +86,28 @@ def build() -> str:
         return _build_locked()
 
 
+def _source(tmp: str) -> str:
+    """The sdist from PyPI, unpacked, with llama.cpp's common library off."""
+    code = subprocess.call([sys.executable, '-m', 'pip', 'download', '-q', '--no-deps',
+                            '--no-binary', ':all:', '-d', tmp, 'llama-cpp-python==%s' % VERSION])
+    archives = glob.glob(os.path.join(tmp, 'llama_cpp_python-*.tar.gz'))
+    if code != 0 or not archives:
+        say('could not download llama-cpp-python %s from PyPI' % VERSION)
+        sys.exit(1)
+    with tarfile.open(archives[0]) as archive:
+        archive.extractall(tmp, filter='data') if hasattr(tarfile, 'data_filter') \
+            else archive.extractall(tmp)
+    source = os.path.join(tmp, 'llama_cpp_python-%s' % VERSION)
+    cmakelists = os.path.join(source, 'CMakeLists.txt')
+    with open(cmakelists) as f:
+        text = f.read()
+    if COMMON_ON not in text:
+        say('%s no longer forces the common library on; building it as it is' % cmakelists)
+    with open(cmakelists, 'w') as f:
+        f.write(text.replace(COMMON_ON, COMMON_OFF))
+    return source
+
+
 def _build_locked() -> str:
     target = wheel_dir()
     log_path = target + '.build.log'
@@ -87,11 +116,11 @@ def _build_locked() -> str:
                                                                            EXPECTED_MINUTES))
     say('flags: %s; log: %s' % (CMAKE_ARGS, log_path))
     tmp = tempfile.mkdtemp(prefix='.build-', dir=cache_root())
+    started = time.monotonic()
+    source = _source(tmp)
     env = dict(os.environ, CMAKE_ARGS=CMAKE_ARGS)
     env.setdefault('CMAKE_BUILD_PARALLEL_LEVEL', str(os.cpu_count() or 2))
-    command = [sys.executable, '-m', 'pip', 'wheel', '--no-deps', '--no-binary',
-               'llama-cpp-python', '-v', '-w', tmp, 'llama-cpp-python==%s' % VERSION]
-    started = time.monotonic()
+    command = [sys.executable, '-m', 'pip', 'wheel', '--no-deps', '-v', '-w', tmp, source]
     tty = sys.stdout.isatty()
     shown = -1
     try:
@@ -105,7 +134,10 @@ def _build_locked() -> str:
                     continue
                 done, total = int(m.group(1)), int(m.group(2))
                 elapsed = time.monotonic() - started
-                left = elapsed / done * (total - done) if done else 0
+                if done * 5 >= total:       # the rate so far says it best
+                    left = elapsed / done * (total - done)
+                else:                       # too early: what it usually takes
+                    left = max(60.0, EXPECTED_MINUTES * 60 - elapsed)
                 text = ('compiling llama.cpp: step %d of %d, %s elapsed, about %s left'
                         % (done, total, _minutes(elapsed), _minutes(left)))
                 if tty:

@@ -290,6 +290,11 @@ class LLMService(Service):
     def close(self):
         self.clear_spinner()
         self.pool.shutdown(wait=False, cancel_futures=True)
+        # A client may hold a model process: stopping it ends a reply under
+        # way now (it is asked again next time) rather than at its end.
+        for client in self.clients:
+            if hasattr(client, 'close'):
+                client.close()
 
 
 # ------------------------------------------------------------ `ostinato log`

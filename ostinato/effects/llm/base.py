@@ -45,6 +45,9 @@ class Backend:
     def chat(self, ask: Ask) -> Turn:
         raise NotImplementedError
 
+    def close(self) -> None:
+        """Stop whatever the backend started; a later chat may start it again."""
+
 
 def as_int(value) -> Optional[int]:
     return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -78,6 +78,13 @@ class LLMClient:
                 self._backend = _make_backend(name, self.config)
             return self._backend
 
+    def close(self) -> None:
+        """Let the backend stop what it runs (the embedded model's process)."""
+        with self._lock:
+            backend = self._backend
+        if backend is not None:
+            backend.close()
+
     @property
     def backend_name(self) -> str:
         """The backend in use, after 'auto' is resolved (which this may do)."""

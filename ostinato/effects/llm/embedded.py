@@ -274,6 +274,7 @@ class EmbeddedBackend(Backend):
 
     def __init__(self, config: LLMConfig):
         self.config = config
+        self.used = set()            # the slots this backend has asked
 
     def _slot(self, path: Path) -> tuple:
         key = (str(path), self.config.num_ctx or DEFAULT_CONTEXT, self.config.seed)
@@ -281,7 +282,16 @@ class EmbeddedBackend(Backend):
             slot = _slots.get(key)
             if slot is None:
                 slot = _slots[key] = _Slot()
+            self.used.add(slot)
         return key, slot
+
+    def close(self):
+        """Stop the model processes this backend used, without waiting for
+        a reply under way (its request fails with LLMCrashed)."""
+        for slot in list(self.used):
+            process = slot.process
+            if process is not None:
+                process.stop()
 
     def chat(self, ask: Ask) -> Turn:
         path = model_path(ask.model)
