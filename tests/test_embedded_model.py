@@ -171,6 +171,17 @@ def test_embedded_gemma_replies_within_the_schema_from_its_own_process(gemma):
     assert all(a >= 1 and n >= 0 for a, n in seen)
 
 
+def test_a_file_llama_cpp_cannot_load_is_a_final_error_naming_the_log(gemma, tmp_path):
+    bad = tmp_path / 'bad.gguf'
+    bad.write_bytes(b'GGUF not really')
+    client = LLMClient(LLMConfig(backend='embedded', model=str(bad)))
+    with pytest.raises(LLMError) as info:
+        client.complete(request('hi', None))
+    assert str(info.value) == ('llm: the embedded model could not start: llama.cpp could not '
+                               'load %s: Failed to load model from file: %s (its log: %s)'
+                               % (bad, bad, embedded.log_path()))
+
+
 def test_killing_the_model_mid_reply_costs_one_retried_request(gemma, tmp_path):
     """The model process is killed once while it writes; the queue asks
     again, a new process answers, the program gets its reply."""

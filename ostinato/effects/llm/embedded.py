@@ -110,6 +110,9 @@ def how_it_ended(code: Optional[int]) -> str:
     if code is None:
         return 'stopped answering'
     if code < 0:
+        if -code == signal.SIGILL:
+            return ('was killed by SIGILL: this CPU lacks an instruction the llama.cpp build '
+                    'uses (it needs AVX2, FMA and F16C)')
         try:
             return 'was killed by %s' % signal.Signals(-code).name
         except ValueError:

@@ -41,6 +41,7 @@ import time
 import traceback
 
 PROGRESS_EVERY = 0.25          # seconds between progress lines
+MAX_THREADS = 8
 
 # Gemma's chat format, for GGUF files that lack a chat template (the
 # Gemma 3 270M package's does): llama-cpp-python would fall back to
@@ -299,7 +300,7 @@ def main(argv=None):
     parser.add_argument('model', help='a GGUF file')
     parser.add_argument('--ctx', type=int, default=8192, help='context size in tokens')
     parser.add_argument('--threads', type=int, default=0,
-                        help='threads for generation (0: every core)')
+                        help='threads (0: every core, at most %d)' % MAX_THREADS)
     parser.add_argument('--seed', type=int, default=None)
     parser.add_argument('--grammar-first', action='store_true',
                         help="llama-cpp-python's own sampling order (for bench/llm.py)")
@@ -314,7 +315,8 @@ def main(argv=None):
     except ImportError as e:
         channel.send({'fatal': 'llama-cpp-python is not installed here (%s)' % e})
         return 2
-    threads = args.threads or os.cpu_count() or 1
+    # A model this small gains nothing past a few cores.
+    threads = args.threads or min(os.cpu_count() or 1, MAX_THREADS)
     kwargs = dict(model_path=args.model, n_ctx=args.ctx, n_threads=threads,
                   n_threads_batch=threads, verbose=False)
     if args.seed is not None:
