@@ -89,6 +89,8 @@ def run_with(tmp_path, model, spinner=False):
     service = LLMService(lambda: model, spinner=spinner)
     out, err = io.StringIO(), io.StringIO()
     service.err = err
+    if hasattr(model, 'err'):
+        model.err = err                  # it watches what the service shows
     store = Store(str(tmp_path / 'db.fs'))
     try:
         assert run_file(str(prog), out, err, store=store, services=[service]) == 0
@@ -131,20 +133,9 @@ class ReportingModel:
 
 
 def test_the_spinner_shows_the_tokens_so_far(tmp_path):
-    model = ReportingModel()
-    prog = tmp_path / 'one.ost'
-    prog.write_text(PROGRAM)
-    service = LLMService(lambda: model, spinner=True)
-    out, err = io.StringIO(), io.StringIO()
-    service.err = model.err = err
-    store = Store(str(tmp_path / 'db.fs'))
-    try:
-        assert run_file(str(prog), out, err, store=store, services=[service]) == 0
-    finally:
-        store.close()
-        service.close()
-    assert out.getvalue() == 'counted\n'
-    assert 'waiting for the model... ' in err.getvalue()
+    out, err = run_with(tmp_path, ReportingModel(), spinner=True)
+    assert out == 'counted\n'
+    assert 'waiting for the model... ' in err
 
 
 # --- the embedded model, in its own process --------------------------------------
