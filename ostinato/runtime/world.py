@@ -1,10 +1,17 @@
 """The world: every piece of state a run keeps between turns.
 
 Modules by name, tasks by id, the FIFO ready queue, timers, active watches,
-the main task and the outbox of bot messages live in one object graph rooted
-here, made only of picklable values, so the whole world can be stored and
-reloaded between any two instructions (the "store everything" test mode
-pickles it; the durable store keeps it in ZODB).
+the main task, the outbox of bot messages and each effect service's state
+live in one object graph rooted here, made only of picklable values, so the
+whole world can be stored and reloaded between any two instructions (the
+"store everything" test mode pickles it; the durable store keeps it in
+ZODB).
+
+What is stored is a contract (DESIGN.md §3): the world records its
+SCHEMA_VERSION, and runtime/migrations.py brings a database of an older
+schema up to this one in numbered steps.  An attribute added later gets a
+class-level default (old records read it) or a migration step, never a
+`getattr` fallback at the places that read it.
 """
 from __future__ import annotations
 
@@ -16,7 +23,7 @@ from persistent import Persistent
 
 from ..vm import values as V
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class Watch(Persistent):
@@ -44,10 +51,16 @@ class World(Persistent):
     so a turn rewrites only the buckets it touches; the ready queue is a
     deque inside this record because it stays short (tasks that can run now)."""
 
+    main_task = None
+    main_path = None
+    run_open = False              # an `ostinato run` started and has not finished
+    test_stopped_at = None        # a test mode's note (runtime/runner.py)
+
     def __init__(self):
         self.schema = SCHEMA_VERSION
         self.modules = OOBTree()   # name -> OModule
-        self.compiled = OOBTree()  # (source hash, path, module name) -> Code
+        # (source hash, path, module name, bytecode version, compiler version) -> Code
+        self.compiled = OOBTree()
         self.loading = OOBTree()   # name -> OModule whose top level has not settled
         self.tasks = IOBTree()     # id -> Task (live ones)
         self.ready = deque()       # FIFO of Tasks
@@ -56,11 +69,10 @@ class World(Persistent):
         self.next_task_id = 1
         self.next_watch_id = 1
         self.watches = IOBTree()   # id -> Watch (active)
-        self.main_task = None
-        self.main_path = None
-        self.run_open = False      # an `ostinato run` started and has not finished
         self.running = OOBTree()   # worker name -> the task whose turn it is running
         self.error_type = V.make_error_type()   # one per database
+        self.outbox = Outbox()
+        self.services = OOBTree()  # service name -> its state (see service_state)
 
     def new_task_id(self):
         i = self.next_task_id
@@ -119,9 +131,12 @@ class Outbox(Persistent):
         return m
 
 
-def outbox(world):
-    """The world's outbox, made on first use (databases made before it had one)."""
-    box = getattr(world, 'outbox', None)
-    if box is None:
-        box = world.outbox = Outbox()
-    return box
+def service_state(world, name, make=None):
+    """The stored state of the effect service `name` (the LLM queue,
+    'telegram', 'web', ...): one entry each in `world.services`, made with
+    `make()` on first use in a turn that may write; without `make`, None
+    while the service never ran (for readers such as `ostinato log`)."""
+    st = world.services.get(name)
+    if st is None and make is not None:
+        st = world.services[name] = make()
+    return st
