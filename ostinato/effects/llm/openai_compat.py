@@ -37,11 +37,16 @@ from .http import exchange, server_message
 FORMATS = ('json_schema', 'json_object', 'prompt')
 ANY_OBJECT = {'type': 'object'}
 
-# A 500 with one of these is a server refusing the request (pydantic's
-# "1 validation error ...", an OpenAI-style invalid_request_error), not a
-# server breaking down.
-_REJECTION = re.compile(r'validation error|input should be|invalid_request_error|'
-                        r'unprocessable|not supported|unsupported', re.IGNORECASE)
+# A 500 whose message says one of these is a server refusing the request
+# (pydantic's "1 validation error ..." from llama-cpp-python's server), not
+# a server breaking down.
+_REJECTION = re.compile(r'validation error|input should be|unprocessable|not supported|'
+                        r'unsupported', re.IGNORECASE)
+
+
+def is_rejection(payload, text) -> bool:
+    return bool(_REJECTION.search(server_message(payload, text)))
+
 
 _chosen: Dict[str, str] = {}        # server URL -> the format it accepted first
 _chosen_lock = threading.Lock()
@@ -119,8 +124,7 @@ class OpenAIBackend(Backend):
         return exchange('POST', self.url + '/v1/chat/completions',
                         body=self.body(ask, model, form), headers=self.headers,
                         service=self.service, hint=self.hint, read_timeout=self.config.timeout,
-                        rejection=lambda payload, text: bool(
-                            _REJECTION.search(server_message(payload, text))))
+                        rejection=is_rejection)
 
     def chat(self, ask: Ask) -> Turn:
         model = ask.model or self.default_model()
