@@ -4,8 +4,8 @@
     python tools/install_embedded.py --wheel      # only build (if needed); print the wheel's path
 
 llama-cpp-python comes from PyPI as source only, and pip would compile it
-with `-march=native` for the CPU at hand: slow (about ten minutes on two
-cores) and, on some CPUs, a build that crashes (ggml's AMX kernels on
+with `-march=native` for the CPU at hand: slow (some fifteen minutes of
+CPU time) and, on some CPUs, a build that crashes (ggml's AMX kernels on
 Xeons with AMX).  So this builds it once, with portable flags (AVX2, FMA
 and F16C: any x86-64 from 2013 on), into a cache outside the checkout,
 keyed by version and flags:
@@ -43,7 +43,7 @@ CMAKE_ARGS = ('-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON '
 COMMON_ON = 'set(LLAMA_BUILD_COMMON ON CACHE BOOL "Build llama.cpp common library" FORCE)'
 COMMON_OFF = 'set(LLAMA_BUILD_COMMON OFF CACHE BOOL "Build llama.cpp common library" FORCE)'
 RECIPE = CMAKE_ARGS + ' common=off'     # what the cache key covers
-EXPECTED_MINUTES = 10       # on 2 idle cores
+EXPECTED_MINUTES = 5        # on 2 idle cores (6.5 min of CPU time)
 
 STEP = re.compile(r'^\s*\[(\d+)/(\d+)\]')
 
@@ -112,8 +112,8 @@ def _build_locked() -> str:
     target = wheel_dir()
     log_path = target + '.build.log'
     say('building llama-cpp-python %s for any x86-64 with AVX2 (once per machine;'
-        ' about %d minutes on 2 cores, more when the machine is busy)' % (VERSION,
-                                                                           EXPECTED_MINUTES))
+        ' about %d minutes on 2 idle cores, more when they are busy)'
+        % (VERSION, EXPECTED_MINUTES))
     say('flags: %s; log: %s' % (CMAKE_ARGS, log_path))
     tmp = tempfile.mkdtemp(prefix='.build-', dir=cache_root())
     started = time.monotonic()
