@@ -27,8 +27,9 @@ model.
 that can tell (the embedded one) generates, for a progress display.
 
 Backends: `ollama` (ollama.py), `openai` (openai_compat.py), `embedded`
-(embedded.py, llama.cpp in a child process, model_worker.py), `scripted` (scripted.py, replies from a
-file), and `auto`, which picks Ollama if it answers, else the embedded model.
+(embedded.py: llama.cpp in a child process, model_worker.py), `scripted`
+(scripted.py, replies from a file), and `auto`, which picks Ollama if it
+answers, else the embedded model.
 """
 from .client import LLMClient
 from .config import LLMConfig
