@@ -108,8 +108,9 @@ def embedded_bench():
     try:
         ready = fast.wait_ready()
         stock.wait_ready()
-        print('embedded: %s, %d threads, llama-cpp-python %s' % (
-            os.path.basename(ready['model']), ready['threads'], ready['llama_cpp_python']))
+        print('embedded: %s, %d threads, llama-cpp-python %s, load average %.1f on %d cores' % (
+            os.path.basename(ready['model']), ready['threads'], ready['llama_cpp_python'],
+            os.getloadavg()[0], os.cpu_count() or 0))
         free, _ = generation_rate(fast, LONG, POEM, free=True)
         constrained, _ = generation_rate(fast, LONG, POEM)
         first, _ = generation_rate(stock, LONG, POEM)
