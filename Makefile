@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 EMBEDDED_STAMP := $(VENV)/.embedded-stamp
 
-.PHONY: run test bench clean corpus hint
+.PHONY: run test bench clean corpus hint screenshots
 
 # How to reach the command that `make` installed into .venv.
 hint:
@@ -56,6 +56,10 @@ run: $(STAMP)
 test: $(STAMP) $(EMBEDDED_STAMP)
 	@$(MAKE) -s hint
 	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+# The README's pictures of the web page, taken by its browser test.
+screenshots: $(STAMP)
+	OSTINATO_SCREENSHOTS=docs/images $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_web_browser.py
 
 # The conformance corpus lives in tests/corpus.  New programs may appear in
 # ../shared/corpus (the spec's copy) when it is beside the clone: copy in

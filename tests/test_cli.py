@@ -156,7 +156,7 @@ def test_serve_waits_for_an_ollama_that_does_not_answer_yet(tmp_path):
         assert first.startswith("ostinato: Ollama does not answer at http://127.0.0.1:9: start "
                                 "it ('ollama serve')") and 'wait until it answers' in first
         assert p.stderr.readline() == 'ostinato: worker main serving memory\n'
-        assert 'no chat channel in this process (add --telegram)' in p.stderr.readline()
+        assert 'no chat channel in this process (add --telegram or --web)' in p.stderr.readline()
     finally:
         p.send_signal(signal.SIGTERM)
         out, err = p.communicate(timeout=120)

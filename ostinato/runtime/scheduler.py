@@ -154,7 +154,7 @@ class Scheduler(Host):
         self.out = out if out is not None else sys.stdout
         self.err = err if err is not None else sys.stderr
         self.buffer = []
-        self.reports = []         # error reports waiting for their commit
+        self.reports = []         # (place in buffer, task, text) of reports waiting for their commit
         self.vm = VM(self, self.buffer)
         self.ticks = ticks or self.TICKS
         self.after_turn = None    # hook(scheduler) run after each turn, before output
@@ -928,20 +928,28 @@ class Scheduler(Host):
         self.flush()
 
     def flush(self):
-        """Deliver the output of committed turns: printed text, then reports."""
+        """Deliver the output of committed turns: printed text and error
+        reports, in the order the turns produced them (several turns may
+        share a commit)."""
         if self.quiet:
             return
-        if self.buffer:
-            self.out.write(''.join(self.buffer))
-            self.out.flush()
-            del self.buffer[:]
+        buffer = self.buffer
+        done = 0
         if self.reports:
             main = self.world.main_task
-            for task, text in self.reports:
+            for at, task, text in self.reports:
+                if at > done:
+                    self.out.write(''.join(buffer[done:at]))
+                    self.out.flush()
+                    done = at
                 if self.oplog is None or task is main or not self.oplog.report(task, text):
                     self.err.write(text)
-            self.err.flush()
+                    self.err.flush()
             del self.reports[:]
+        if len(buffer) > done:
+            self.out.write(''.join(buffer[done:]))
+            self.out.flush()
+        del buffer[:]
 
     # ------------------------------------------------------------ reports
     def report(self, task):
@@ -950,7 +958,7 @@ class Scheduler(Host):
         if task.reported:
             return
         task.reported = True
-        self.reports.append((task, format_report(task)))
+        self.reports.append((len(self.buffer), task, format_report(task)))
 
 
 def format_report(task):
