@@ -144,6 +144,19 @@ _telegram_option = click.option(
     help='also talk on Telegram (env TELEGRAM_BOT_TOKEN, TELEGRAM_ALLOWED_USERS, '
          'TELEGRAM_API_URL)')
 
+def _turn_limit_option(f):
+    def set_limit(ctx, param, value):
+        if value is not None:
+            from .runtime.scheduler import Scheduler
+            Scheduler.TURN_LIMIT = value
+        return value
+    return click.option('--turn-limit', type=click.FloatRange(min=0.1), default=None,
+                        metavar='SECONDS', expose_value=False, callback=set_limit,
+                        envvar='OSTINATO_TURN_LIMIT',
+                        help='how long a task may run without waiting before it gets an '
+                             'Error (env OSTINATO_TURN_LIMIT)  [default: 30]')(f)
+
+
 _log_option = click.option(
     '--log', 'log_path', envvar='OSTINATO_LOG', default=None, metavar='FILE',
     help="the operator's log: reports of failed dialogues (env OSTINATO_LOG; default: "
@@ -326,6 +339,7 @@ def _operator_log(log_path, db, memory, console, world):
 @_llm_options
 @_telegram_option
 @_log_option
+@_turn_limit_option
 @_web_option
 def run(file, db, memory, llm, model, llm_servers, llm_parallel, telegram, log_path,
         web):
@@ -396,6 +410,7 @@ def run(file, db, memory, llm, model, llm_servers, llm_parallel, telegram, log_p
 @_llm_options
 @_telegram_option
 @_log_option
+@_turn_limit_option
 @_web_option
 def serve(file, db, memory, worker, llm, model, llm_servers, llm_parallel, telegram,
           log_path, web):
@@ -539,15 +554,25 @@ def _echo_json(value):
 
 
 @main.command(epilog=_examples(
-    'ostinato tasks --db diet.fs',
-    'ostinato tasks --db diet.fs 7 --json'))
-@click.argument('task_id', metavar='[ID]', required=False, type=int)
+    'ostinato tasks --db diet.fs 7 --json',
+    'ostinato tasks cancel 7 --db diet.fs      # or: tasks retry 7 (a parked task)'))
+@click.argument('words', metavar='[cancel|retry] [ID]', nargs=-1)
 @_db_options
 @_json_option
-def tasks(task_id, db, memory, as_json):
+def tasks(words, db, memory, as_json):
     """Every live task: state, what it waits for and since when, its goal
-    stack, and whether it runs old code.  With ID: that task's frames."""
+    stack, and whether it runs old code.  With ID: that task's frames.
+
+    `tasks cancel ID` ends a task: where it waits or runs it gets an Error
+    "cancelled by the operator" (which it may catch), and whoever waits for
+    it wakes when it ends.  `tasks retry ID` runs a parked task (one the
+    runtime stopped: state failed, e.g. past the turn limit) again from its
+    last commit.  Both work on the live database of a running serve."""
     from .runtime import inspect
+    action, task_id = _task_words(words)
+    if action is not None:
+        _act_on_task(action, task_id, db, memory)
+        return
     store = _open_for_reading(db, memory)
     try:
         try:
@@ -565,6 +590,44 @@ def tasks(task_id, db, memory, as_json):
         _echo_json(value)
     else:
         click.echo(value)
+
+
+def _task_words(words):
+    """(action or None, task id or None) from `tasks`'s words."""
+    words = list(words)
+    action = None
+    if words and words[0] in ('cancel', 'retry'):
+        action = words.pop(0)
+    if len(words) > 1 or (words and not words[0].isdigit()) or (action and not words):
+        fail('usage: ostinato tasks [ID] | tasks cancel ID | tasks retry ID (got: %s)'
+             % ' '.join(['tasks'] + ([action] if action else []) + words))
+    return action, int(words[0]) if words else None
+
+
+def _act_on_task(action, task_id, db, memory):
+    from .runtime import inspect
+    from .runtime.control import act
+    from .runtime.scheduler import Scheduler
+    from .runtime.serve import attach, live_socket
+    from .runtime.store import StoreError
+    if not memory and not db.startswith('zeo:'):
+        _existing_address(db)
+    try:
+        store = attach(db, memory)
+    except StoreError as e:
+        fail(str(e))
+    try:
+        ok, text = act(store, Scheduler(store.world), task_id, action)
+    except inspect.NoSuchTask as e:
+        fail('%s in %s' % (e, 'memory' if memory else db))
+    finally:
+        store.close()
+    if not ok:
+        fail(text)
+    click.echo(text)
+    if not memory and not db.startswith('zeo:') and live_socket(db) is None:
+        click.echo('(no serve runs on %s: it happens when `ostinato run` or `serve` next '
+                   'starts on it)' % db)
 
 
 @main.command('log', epilog=_examples(

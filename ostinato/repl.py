@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 from .compiler.compiler import compile_module
 from .syntax import OstSyntaxError, parse
@@ -25,9 +26,24 @@ Statements and expressions run in the module <repl>; its variables persist.
 A block (a line ending in ':') ends with an empty line.
   :tasks        every task: state, what it waits for, its goal stack
   :stack ID     one task's frames with file:line:col and blurbs
+  :cancel ID    end a task with the Error "cancelled by the operator"
+  :retry ID     run a parked task again from its last commit
   :help         this text
   :quit         leave (also Ctrl-D)
 """
+
+
+ATTEMPTS = 12         # runs of a statement that conflicts with the server's turns
+
+
+def _conflict_text(e):
+    """Which object a ZODB ConflictError was about, in words."""
+    cls = getattr(e, 'class_name', None)
+    oid = getattr(e, 'oid', None)
+    what = cls.rsplit('.', 1)[-1] if isinstance(cls, str) else 'an object'
+    if isinstance(oid, bytes):
+        what += ' %s' % int.from_bytes(oid, 'big')
+    return what
 
 
 class Repl:
@@ -45,6 +61,7 @@ class Repl:
         # all of it back, never leaving half of it (or its task) saved.
         sched.SLICE_SECONDS = float('inf')
         self.sched = sched
+        self.told_ready = False
         self.status = 0           # the exit status: 65 after a syntax error, 70 after an error
 
     def module(self):
@@ -78,35 +95,38 @@ class Repl:
             self.status = self.status or 65
             return False
         sched = self.sched
-        done = False
+        conflict = None
         try:
-            for attempt in range(20):
+            for attempt in range(ATTEMPTS):
                 self.store.abort()          # see what the server committed meanwhile
                 m = self.module()
                 task = sched.new_task(Frame(code, m, m, None, None), REPL_MODULE)
                 try:
                     sched.turn(task)
-                except ConflictError:
+                except ConflictError as e:
+                    # A server's turn changed the same objects meanwhile: run
+                    # the statement again on the new state, backing off.
                     sched.abort()
+                    conflict = e
+                    time.sleep(min(0.01 * 2 ** attempt, 0.5))
                     continue
-                done = True
                 failed = task.state == 'failed'
                 if failed:
                     self.status = self.status or 70
-                if self.standalone:
-                    # Nobody else runs the tasks a statement made ready.
-                    while sched.world.ready:
-                        sched.run_one()
+                if self.standalone and sched.world.ready and not self.told_ready:
+                    # The REPL runs only its own statements: the tasks they
+                    # made ready (or woke) belong to serve or the next run.
+                    self.told_ready = True
+                    self.err.write('(no serve runs on this database: tasks the statement made '
+                                   'ready run when `ostinato serve` or `ostinato run` does)\n')
                 return not failed
         except KeyboardInterrupt:
             sched.abort()
-            if done:
-                self.err.write('interrupted: a task the statement made ready was stopped in the '
-                               'middle of a step; that step is rolled back\n')
-            else:
-                self.err.write('interrupted: the statement was rolled back\n')
+            self.err.write('interrupted: the statement was rolled back\n')
             return False
-        self.err.write('repl: the statement kept conflicting with the server; not run\n')
+        self.err.write('repl: the statement conflicted %d times with the server\'s turns, which '
+                       'kept changing the same objects (%s); it was not run: try it again\n'
+                       % (ATTEMPTS, _conflict_text(conflict)))
         self.status = self.status or 70
         return False
 
@@ -126,6 +146,16 @@ class Repl:
             else:
                 try:
                     self.out.write(inspect.task_text(self.sched.world, int(parts[1])) + '\n')
+                except KeyError:
+                    self.err.write('no task %s\n' % parts[1])
+        elif cmd in (':cancel', ':retry'):
+            from .runtime.control import act
+            if len(parts) != 2 or not parts[1].isdigit():
+                self.err.write('usage: %s ID\n' % cmd)
+            else:
+                try:
+                    ok, text = act(self.store, self.sched, int(parts[1]), cmd[1:])
+                    (self.out if ok else self.err).write(text + '\n')
                 except KeyError:
                     self.err.write('no task %s\n' % parts[1])
         else:

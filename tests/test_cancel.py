@@ -139,3 +139,102 @@ spawn loop()
     assert _with_world(db, parked) is None
     status, out, err = _run(prog, db)
     assert out == 'loop ended\n', err
+
+
+# ------------------------------------------------------------ the command line
+
+def ost(args, cwd, **kw):
+    return subprocess.run([BIN] + args, cwd=cwd, capture_output=True, text=True, timeout=120,
+                          **kw)
+
+
+def test_tasks_cancel_on_the_command_line(tmp_path):
+    prog = tmp_path / 'w.ost'
+    prog.write_text(WAITERS)
+    db = str(tmp_path / 'db.fs')
+    _run_until_waiting(prog, db)
+    store = Store(db)
+    try:
+        ids = sorted(t.id for t in store.world.tasks.values() if t.name == 'stuck')
+    finally:
+        store.close()
+    for tid in ids:
+        r = ost(['tasks', 'cancel', str(tid), '--db', db], tmp_path)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.startswith('task %d (stuck) cancelled' % tid)
+        assert 'no serve runs on' in r.stdout
+    r = ost(['run', '--db', db, str(prog)], tmp_path)
+    assert 'watcher saw change, sleep, take' in r.stdout, r.stdout + r.stderr
+
+
+def test_tasks_cancel_reaches_a_running_serve(tmp_path):
+    prog = tmp_path / 'w.ost'
+    prog.write_text(WAITERS)
+    db = str(tmp_path / 'db.fs')
+    serve = subprocess.Popen([BIN, 'serve', '--db', db, str(prog)], cwd=tmp_path,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for line in serve.stdout:
+            if line == 'all waiting\n':
+                break
+        r = ost(['tasks', '--db', db, '--json'], tmp_path)
+        import json
+        stuck = [t['id'] for t in json.loads(r.stdout) if t['name'] == 'stuck']
+        assert len(stuck) == 3, r.stdout
+        for tid in stuck:
+            r = ost(['tasks', 'cancel', str(tid), '--db', db], tmp_path)
+            assert r.returncode == 0 and 'no serve runs' not in r.stdout, r.stdout + r.stderr
+        seen = []
+        for line in serve.stdout:
+            seen.append(line)
+            if line.startswith('watcher saw'):
+                break
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        serve.communicate(timeout=60)
+    assert seen[-1] == 'watcher saw change, sleep, take\n', seen
+
+
+def test_tasks_cancel_and_retry_say_what_is_wrong(tmp_path):
+    prog = tmp_path / 'p.ost'
+    prog.write_text('print("hi")\n')
+    db = str(tmp_path / 'db.fs')
+    ost(['run', '--db', db, str(prog)], tmp_path)
+    r = ost(['tasks', 'cancel', '99', '--db', db], tmp_path)
+    assert r.returncode == 2 and 'no task with id 99' in r.stderr, r.stderr
+    r = ost(['tasks', 'retry', '1', '--db', db], tmp_path)
+    assert r.returncode == 2 and 'is not parked' in r.stderr, r.stderr
+    r = ost(['tasks', 'cancel', '--db', db], tmp_path)
+    assert r.returncode == 2 and 'usage: ostinato tasks' in r.stderr, r.stderr
+    r = ost(['tasks', 'cancel', '1', '--db', db], tmp_path)
+    assert r.returncode == 2 and 'has ended already' in r.stderr, r.stderr
+
+
+def test_tasks_retry_on_the_command_line(tmp_path):
+    prog = tmp_path / 'p.ost'
+    prog.write_text('''\
+type Flag:
+    var go = false
+flag = Flag()
+def loop():
+    while not flag.go:
+        try:
+            while not flag.go:
+                x = 1
+        catch e:
+            x = 2
+    print("loop ended")
+spawn loop()
+''')
+    db = str(tmp_path / 'db.fs')
+    r = ost(['run', '--turn-limit', '0.5', '--db', db, str(prog)], tmp_path)
+    assert 'went on after that error' in r.stderr, r.stderr
+    r = ost(['tasks', '--db', db], tmp_path)
+    assert 'loop' in r.stdout and 'failed' in r.stdout, r.stdout
+    tid = int([ln for ln in r.stdout.splitlines() if ' loop ' in ln][0].split()[0])
+    r = ost(['repl', '--db', db], tmp_path, input='import p\np.flag.go = true\n')
+    assert r.returncode == 0, r.stderr
+    r = ost(['tasks', 'retry', str(tid), '--db', db], tmp_path)
+    assert r.returncode == 0 and 'runs again from its last commit' in r.stdout, r.stderr
+    r = ost(['run', '--db', db, str(prog)], tmp_path)
+    assert r.stdout == 'loop ended\n', r.stderr
