@@ -21,7 +21,7 @@ from persistent import Persistent
 
 from ..vm import values as V
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 class Watch(Persistent):

@@ -103,12 +103,84 @@ class OList(Persistent):
         return 'OList(%r)' % (self.items,)
 
 
+class MapChunk(Persistent):
+    """A stored slice of a big OMap's entries, (key, value) pairs in order.
+    Never changed once stored, like ListChunk."""
+
+    def __init__(self, pairs):
+        self.pairs = pairs
+
+
 class OMap(Persistent):
     """A mutable map with insertion order.  `d` is a plain Python dict; it never
-    holds None as a value (storing none removes the key)."""
+    holds None as a value (storing none removes the key).
+
+    A big map is stored as chunks of CHUNK entries in insertion order, each a
+    record of its own, so that a map that grows by one entry per commit (a
+    channel's threads by id, a table of users) writes one chunk and a short
+    index, not every entry again (the trap of a growing collection inside a
+    record that every turn rewrites).  In memory it is one dict."""
+
+    CHUNK = 128
 
     def __init__(self, d=None):
         self.d = {} if d is None else d
+
+    def __getstate__(self):
+        d = self.d
+        n = self.CHUNK
+        if len(d) <= 2 * n:
+            return super().__getstate__()
+        # A dict keeps its keys in insertion order: the keys of the stored
+        # chunks that are still there come first, in their order, then the
+        # keys added since.  So the new chunks follow the old boundaries: a
+        # changed or deleted entry rewrites only its own chunk, new entries
+        # fill the last chunk and then new ones.
+        pairs = list(d.items())
+        chunks = []
+        pos = 0
+        for old in self.__dict__.get('_v_chunks') or ():
+            take = []
+            for key, value in old.pairs:
+                if pos < len(pairs) and pairs[pos][0] == key:
+                    take.append(pairs[pos])
+                    pos += 1
+            if len(take) == len(old.pairs) and all(a[1] is b[1] for a, b in zip(take, old.pairs)):
+                chunks.append(old)           # unchanged: its record stays as it is
+            elif take:
+                chunks.append(MapChunk(take))
+        rest = pairs[pos:]
+        if rest and chunks and len(chunks[-1].pairs) < n:
+            last = chunks.pop()
+            rest = last.pairs + rest
+        for i in range(0, len(rest), n):
+            chunks.append(MapChunk(rest[i:i + n]))
+        # Chunks emptied by deletions merge with their neighbour.
+        merged = []
+        for c in chunks:
+            if merged and len(merged[-1].pairs) + len(c.pairs) <= n // 2:
+                merged[-1] = MapChunk(merged[-1].pairs + c.pairs)
+            else:
+                merged.append(c)
+        self._v_chunks = merged
+        state = dict(super().__getstate__())   # other attributes (its watchers)
+        del state['d']
+        state['chunks'] = merged
+        return state
+
+    def __setstate__(self, state):
+        chunks = state.get('chunks')
+        if chunks is None:
+            super().__setstate__(state)
+            return
+        state = dict(state)
+        del state['chunks']
+        d = {}
+        for c in chunks:
+            d.update(c.pairs)
+        state['d'] = d
+        super().__setstate__(state)
+        self._v_chunks = list(chunks)
 
     def __eq__(self, other):
         return self is other or (type(other) is OMap and self.d == other.d)
