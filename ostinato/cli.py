@@ -1,7 +1,10 @@
 """The `ostinato` command.
 
 Exit codes (DESIGN.md §7): 0 done, 65 syntax or compile error, 70 uncaught
-runtime error in the main task (or an internal error), 2 bad usage.
+runtime error in the main task (or an internal error), 2 bad usage, 69 a
+service cannot go on (Telegram: the token was rejected, another poller), 74
+the database cannot be written (a full disk: nothing committed is lost, run
+the same command again once there is room), 130 interrupted.
 """
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ import click
 EXIT_SYNTAX = 65
 EXIT_RUNTIME = 70
 EXIT_UNAVAILABLE = 69     # a service cannot go on (Telegram: token rejected, another poller)
+EXIT_IOERR = 74           # the database cannot be written (sysexits' EX_IOERR)
 
 
 def _syntax_error_exit(e):
@@ -36,6 +40,18 @@ def _quiet_storage_logs():
 def main():
     """Ostinato: skills are durable programs; the model is a leaf."""
     _quiet_storage_logs()
+    _printable_output()
+
+
+def _printable_output():
+    # A string may hold what the terminal's encoding cannot (a lone
+    # surrogate from parse_json('"\\ud800"')): it is printed escaped, as
+    # Python prints its own errors, instead of failing after the commit.
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors='backslashreplace')
+        except (AttributeError, ValueError):
+            pass
 
 
 def _db_options(f):
@@ -132,7 +148,7 @@ def run(file, db, memory, llm, model, llm_parallel, llm_servers, telegram):
 
     Running it again on the same database resumes every suspended task."""
     from .runtime.runner import run_file
-    from .runtime.store import Store, StoreError
+    from .runtime.store import Store, StoreError, StoreFailed
     if not os.path.isfile(file):
         click.echo('ostinato: no such file: %s' % file, err=True)
         sys.exit(2)
@@ -157,6 +173,9 @@ def run(file, db, memory, llm, model, llm_parallel, llm_servers, telegram):
     except ServiceStopped as e:
         sys.stderr.write('ostinato: %s\n' % e)
         status = EXIT_UNAVAILABLE
+    except StoreFailed as e:
+        sys.stderr.write('ostinato: %s\n' % e)
+        status = EXIT_IOERR
     except BrokenPipeError:
         # The reader of our output went away (`ostinato run x | head`).
         sys.stderr.close()
@@ -187,7 +206,7 @@ def serve(file, db, worker, llm, model, llm_parallel, llm_servers, telegram):
     With FILE, load it first as `ostinato run` does."""
     from .runtime.scheduler import ServiceStopped
     from .runtime.serve import Server
-    from .runtime.store import StoreError
+    from .runtime.store import StoreError, StoreFailed
     from .syntax import OstSyntaxError
     channels = _telegram_channel(telegram)
     try:
@@ -217,6 +236,9 @@ def serve(file, db, worker, llm, model, llm_parallel, llm_servers, telegram):
     except ServiceStopped as e:
         sys.stderr.write('ostinato: %s\n' % e)
         status = EXIT_UNAVAILABLE
+    except StoreFailed as e:
+        sys.stderr.write('ostinato: %s\n' % e)
+        status = EXIT_IOERR
     finally:
         server.sched.flush()
         server.close()
@@ -406,11 +428,12 @@ def dis(file):
     from .compiler.compiler import compile_module
     from .compiler.dis import disassemble
     from .syntax import OstSyntaxError, parse
-    with open(file, encoding='utf-8') as fh:
-        src = fh.read()
+    with open(file, 'rb') as fh:
+        data = fh.read()
     name = os.path.splitext(os.path.basename(file))[0]
     try:
-        code = compile_module(parse(src, os.path.basename(file)), src, os.path.basename(file), name)
+        tree = parse(data, os.path.basename(file))     # bytes: not UTF-8 is a syntax error
+        code = compile_module(tree, data.decode('utf-8'), os.path.basename(file), name)
     except OstSyntaxError as e:
         _syntax_error_exit(e)
     click.echo(disassemble(code))

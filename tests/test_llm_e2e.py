@@ -52,8 +52,12 @@ def test_scripted_dialogue_and_log(tmp_path):
     assert 'error: llm: the model gave no valid reply' in r.stdout
     r = ost('log', '--json', '--last', '1', env=env, cwd=tmp_path)
     entries = [json.loads(line) for line in r.stdout.splitlines()]
-    assert len(entries) == 1 and entries[0]['seq'] == 1 and entries[0]['attempts'] is None
+    assert len(entries) == 1 and entries[0]['seq'] == 1 and entries[0]['attempts'] == 3
     assert entries[0]['prompt'] == 'Say something impossible.'
+    # A request that failed keeps what the model said at each attempt.
+    assert [x['problem'] is not None for x in entries[0]['exchanges']] == [True] * 3
+    assert entries[0]['exchanges'][2]['messages'][-2]['content'] == \
+        entries[0]['exchanges'][1]['raw']
 
 
 def test_two_tasks_share_one_model_in_fifo_order(tmp_path):

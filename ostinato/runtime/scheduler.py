@@ -24,6 +24,7 @@ from ..vm import values as V
 from ..vm.interp import VM, Host, where_of
 from ..vm.printing import to_str
 from ..vm.values import Frame, OModule, OstError, Task
+from .store import StoreFailed, TooDeep
 from .world import Watch, World, outbox
 
 
@@ -481,6 +482,11 @@ class Scheduler(Host):
                 time.sleep(0.001 * attempt)
             except Exception as e:  # a bug of ours: the task fails, the rest goes on
                 self.abort()
+                if isinstance(e, StoreFailed):
+                    raise                   # the disk: no task's fault, and none can go on
+                if isinstance(e, TooDeep):
+                    self.fail_task(task, str(e))
+                    return
                 where = self.diagnose_unstorable(task) if _is_pickling_error(e) else None
                 if where is not None:
                     self.fail_task(task, 'cannot store %s' % where)

@@ -7,6 +7,7 @@ socket path (`zeo:PATH`) attaches to a ZEO server.  Only `runtime/` (and
 """
 from __future__ import annotations
 
+import logging
 import os
 
 import transaction
@@ -21,6 +22,51 @@ ROOT_KEY = 'ostinato'
 
 class StoreError(Exception):
     """A database that cannot be opened; the message says what to do."""
+
+
+class StoreFailed(StoreError):
+    """A commit could not be written (the disk is full, an I/O error).  The
+    process must stop: what was committed before is intact, and the same
+    command continues from there once the cause is fixed."""
+
+
+class TooDeep(Exception):
+    """A commit failed because a value is nested too deeply to be stored
+    (tuples inside tuples: every other container is a record of its own)."""
+
+
+class _IndexNotSaved(logging.Filter):
+    """Closing after a failed write (a full disk) cannot save the index; the
+    next open rebuilds it, so it is nothing to report with a traceback."""
+
+    def filter(self, record):
+        return not str(record.msg).startswith('Error saving index')
+
+
+logging.getLogger('ZODB.FileStorage').addFilter(_IndexNotSaved())
+# A commit that failed also fails to clean up after itself, and the
+# transaction package logs that at ERROR with a traceback (on a logger per
+# thread, under 'txn'); the failure is reported once, in words
+# (StoreFailed).  What it logs as CRITICAL (a failure in the second phase
+# of a commit) is still shown.
+logging.getLogger('txn').setLevel(logging.CRITICAL)
+
+
+def _committing(commit, abort, where):
+    """Run `commit`; a failure of the disk or of the value's depth is undone
+    and raised as what it means."""
+    try:
+        commit()
+    except RecursionError:
+        abort()
+        raise TooDeep('cannot store a value nested this deeply (tuples or curried functions '
+                      'inside each other, thousands of levels deep); the turn was undone') \
+            from None
+    except OSError as e:
+        abort()
+        raise StoreFailed('cannot write the database %s: %s. Nothing committed before is '
+                          'lost: make room (or fix the disk) and run the same command again '
+                          'to continue' % (where, e.strerror or e)) from None
 
 
 def default_db_path():
@@ -108,7 +154,7 @@ class Store:
     def commit(self, note=None):
         if note:
             self.tm.get().note(note)
-        self.tm.commit()
+        _committing(self.tm.commit, self.tm.abort, self.address or 'in memory')
 
     def abort(self):
         self.tm.abort()
@@ -122,7 +168,7 @@ class Store:
             self.tm.abort()
             try:
                 result = fn()
-                self.tm.commit()
+                _committing(self.tm.commit, self.tm.abort, self.address or 'in memory')
                 return result
             except ConflictError:
                 self.tm.abort()
@@ -134,7 +180,10 @@ class Store:
             self.tm.abort()
             self.conn.close()
         finally:
-            self.db.close()
+            try:
+                self.db.close()
+            except OSError:
+                pass        # the index was not saved (a full disk): the next open rebuilds it
             # The predefined Error type of a closed database must not leak into
             # later runs in this process.
             V.set_error_type(V.make_error_type())

@@ -21,7 +21,8 @@ contract ("Reply with a JSON object matching this JSON schema: ..."), for
 every backend, since constrained decoding does not show the schema to the
 model.
 `complete` raises `LLMError` (final; the message starts 'llm: ') or
-`LLMUnavailable` (transient: the caller retries later).
+`LLMUnavailable` (transient: the caller retries later; `LLMTimeout`, no
+reply within the timeout, is retried a few times only).
 
 Backends: `ollama` (ollama.py), `openai` (openai_compat.py), `embedded`
 (embedded.py, llama.cpp in-process), `scripted` (scripted.py, replies from a
@@ -29,6 +30,6 @@ file), and `auto`, which picks Ollama if it answers, else the embedded model.
 """
 from .client import LLMClient
 from .config import LLMConfig
-from .errors import LLMError, LLMUnavailable
+from .errors import LLMError, LLMTimeout, LLMUnavailable
 
-__all__ = ['LLMClient', 'LLMConfig', 'LLMError', 'LLMUnavailable']
+__all__ = ['LLMClient', 'LLMConfig', 'LLMError', 'LLMTimeout', 'LLMUnavailable']

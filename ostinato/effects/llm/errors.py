@@ -6,6 +6,10 @@ what to do.  `LLMUnavailable` is transient: the model could not be reached
 or the server broke down (refused, timed out, HTTP 5xx); the durable queue
 keeps the task waiting and tries again later, and `str(e)` is the one line it
 logs each time, so it must name the server and the likely fix.
+`LLMTimeout` is the transient failure that counts: the server took the
+request and gave no reply within the timeout; after a few of those in a
+row the request fails (like an activity's start-to-close timeout and
+retry limit in Temporal), since asking again may only load the model more.
 """
 
 
@@ -26,3 +30,7 @@ class LLMError(Exception):
 
 class LLMUnavailable(Exception):
     """The model cannot be reached right now; ask again later."""
+
+
+class LLMTimeout(LLMUnavailable):
+    """The server took the request but gave no reply within the timeout."""
