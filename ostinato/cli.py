@@ -79,7 +79,7 @@ def _llm_options(f):
 def _telegram_option(f):
     return click.option('--telegram', is_flag=True,
                         help='also talk on Telegram (env TELEGRAM_BOT_TOKEN, '
-                             'TELEGRAM_ALLOWED_USERS, TELEGRAM_API_URL)')(f)
+                             'TELEGRAM_ALLOWED_USERS, TELEGRAM_GROUPS, TELEGRAM_API_URL)')(f)
 
 
 def _telegram_channel(enabled):
