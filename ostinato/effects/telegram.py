@@ -64,14 +64,18 @@ GROUP_NOTICE = "Hello! I only talk in private chats: please write to me directly
 def _crash_point(name, _seen={}):
     """Test mode (OSTINATO_TEST_TELEGRAM_CRASH=NAME:N): die like kill -9 the
     N-th time this process passes the point NAME, to test each window
-    between a commit and the exchange with Telegram that goes with it."""
+    between a commit and the exchange with Telegram that goes with it.
+    NAME:N:raise raises an error there instead (a bug in a thread)."""
     spec = os.environ.get('OSTINATO_TEST_TELEGRAM_CRASH')
     if not spec:
         return
-    point, _, nth = spec.partition(':')
+    point, _, rest = spec.partition(':')
+    nth, _, how = rest.partition(':')
     if point == name:
         _seen[name] = _seen.get(name, 0) + 1
         if _seen[name] == int(nth or 1):
+            if how == 'raise':
+                raise RuntimeError('a test fault at %s' % name)
             os._exit(137)
 
 
@@ -332,6 +336,7 @@ class TelegramChannel(Service):
                     self.log('connected as @%s; %d allowed user%s%s'
                              % (printable(self.username or '?'), n, '' if n == 1 else 's',
                                 '; groups are served' if self.config.groups else ''))
+                _crash_point('polling')
                 updates = self.api.get_updates(offset=self.offset or None)
             except TelegramRetry as e:
                 attempt += 1

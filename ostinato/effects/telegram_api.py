@@ -168,10 +168,17 @@ class TelegramConfig:
     @classmethod
     def from_env(cls, environ: Optional[Mapping[str, str]] = None, **overrides) -> 'TelegramConfig':
         """TELEGRAM_BOT_TOKEN (required), TELEGRAM_API_URL, TELEGRAM_ALLOWED_USERS,
-        TELEGRAM_GROUPS (1/true/yes/on)."""
+        TELEGRAM_GROUPS (1/true/yes/on), TELEGRAM_POLL_TIMEOUT (seconds a long
+        poll waits at Telegram, 0-50; default 30)."""
         env = os.environ if environ is None else environ
         overrides.setdefault('groups', (env.get('TELEGRAM_GROUPS') or '').strip().lower()
                              in ('1', 'true', 'yes', 'on'))
+        poll = (env.get('TELEGRAM_POLL_TIMEOUT') or '').strip()
+        if poll:
+            if not poll.isdigit() or int(poll) > 50:
+                raise TelegramError('TELEGRAM_POLL_TIMEOUT must be a whole number of seconds '
+                                    'from 0 to 50, not %r' % poll[:40])
+            overrides.setdefault('poll_timeout', int(poll))
         config = cls(token=env.get('TELEGRAM_BOT_TOKEN', ''),
                      api_url=env.get('TELEGRAM_API_URL') or DEFAULT_API_URL,
                      allowed_users=parse_allowed_users(env.get('TELEGRAM_ALLOWED_USERS')),
@@ -387,7 +394,9 @@ class TelegramAPI:
                 resp = session.post(url, json=params or {}, stream=True,
                                     timeout=(cfg.connect_timeout, read_timeout))
                 text = read_capped(resp, MAX_ANSWER)
-                if text is None:
+                if limit.expired:           # cut: what was read may be a part only
+                    failure = slow
+                elif text is None:
                     failure = ('retry', '%s answered with more than %d bytes'
                                % (where, MAX_ANSWER))
             except (requests.exceptions.InvalidURL, requests.exceptions.MissingSchema,

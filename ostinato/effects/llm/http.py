@@ -74,6 +74,8 @@ def exchange(method: str, url: str, *, service: str, hint: str, read_timeout: fl
                 resp = session.request(method, url, json=body, headers=headers, stream=True,
                                        timeout=(connect_timeout, read_timeout))
                 text = read_capped(resp, MAX_BODY)
+                if limit.expired:           # cut: what was read may be a part only
+                    failure = too_slow
             except requests.exceptions.ConnectTimeout:
                 failure = LLMUnavailable('cannot reach %s (no connection within %g s); %s'
                                          % (service, connect_timeout, hint))
