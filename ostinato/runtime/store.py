@@ -91,6 +91,63 @@ def _process_name(pid):
         return None
 
 
+def private_files():
+    """From now on this process creates files for its owner only: the
+    database (.fs), its .index, .tmp, .lock and .pack files hold every chat.
+    As PostgreSQL's server does at start (umask 077), for the whole
+    process, since ZODB creates some of them long after the open (the index
+    at close, the pack file)."""
+    os.umask(os.umask(0o077) | 0o077)
+
+
+def warn_if_readable(path, err=None):
+    """Say so when an existing database can be read by other users of the
+    machine (made before its files were private, or copied): they could
+    read every chat in it.  Its files are left as they are: the owner
+    decides."""
+    import stat
+    import sys
+    open_to_others = []
+    for name in (path, path + '.index'):
+        try:
+            mode = os.stat(name).st_mode
+        except OSError:
+            continue
+        if stat.S_ISREG(mode) and mode & 0o044:
+            open_to_others.append((name, stat.S_IMODE(mode)))
+    if open_to_others:
+        (err or sys.stderr).write(
+            'ostinato: warning: other users of this machine can read the database %s (%s); '
+            'it holds every chat: make it private with  chmod 600 %s\n'
+            % (path, ', '.join('%s is %04o' % (os.path.basename(n), m)
+                               for n, m in open_to_others),
+               ' '.join(_quoted(n) for n, _ in open_to_others)))
+
+
+def _quoted(path):
+    import shlex
+    return shlex.quote(path)
+
+
+def _what_to_do(cmdline):
+    """What the user can do about a database another process holds, by
+    what that process is."""
+    words = (cmdline or '').split()
+    command = next((w for w in words if w in ('run', 'serve', 'repl', 'db')), None) \
+        if any('ostinato' in w for w in words) else None
+    if command == 'serve':
+        return ("A running 'ostinato serve' shares it: use 'ostinato repl' or 'ostinato tasks', "
+                "which attach to it.")
+    if command in ('run', 'repl', 'db'):
+        return ("'ostinato %s' holds it alone until it ends: wait for it or stop it (Ctrl-C "
+                "stops it between two turns; nothing is lost).  'ostinato tasks' can look at "
+                "it meanwhile (read-only).  To share a database while it runs, run it with "
+                "'ostinato serve', which 'ostinato repl' and 'ostinato tasks' attach to."
+                % command)
+    return ("A running 'ostinato serve' would share it through 'ostinato repl' and "
+            "'ostinato tasks'; any other process holds it alone until it ends.")
+
+
 def open_storage(address=None, memory=False, read_only=False):
     """A ZODB storage for `address` (a file path, `zeo://HOST:PORT` or
     `zeo:SOCKET`), or an in-memory one."""
@@ -108,18 +165,18 @@ def open_storage(address=None, memory=False, read_only=False):
         return ClientStorage(addr, wait_timeout=10, read_only=read_only)
     from ZODB.FileStorage import FileStorage
     import zc.lockfile
+    private_files()
+    warn_if_readable(address)
     try:
         return FileStorage(address, read_only=read_only)
     except zc.lockfile.LockError:
         pid = _lock_holder(address)
         who = ''
+        name = _process_name(pid) if pid else None
         if pid:
-            name = _process_name(pid)
             who = ' by process %d%s' % (pid, ' (%s)' % name if name else '')
-        raise StoreError(
-            "the database %s is in use%s.\n"
-            "A running 'ostinato serve' shares it: use 'ostinato repl' or 'ostinato tasks', "
-            "which attach to it." % (address, who)) from None
+        raise StoreError("the database %s is in use%s.\n%s"
+                         % (address, who, _what_to_do(name))) from None
     except OSError as e:
         raise StoreError('cannot open the database %s: %s' % (
             address, e.strerror or e)) from None
