@@ -106,7 +106,8 @@ class LogEntry(Persistent):
 # they are.
 
 def pack_exchanges(exchanges, raw):
-    if not exchanges:
+    if not exchanges or not isinstance(exchanges, list) or \
+            not all(isinstance(x, dict) for x in exchanges):
         return exchanges
     packed, prev = [], None
     for x in exchanges:
@@ -125,7 +126,7 @@ def pack_exchanges(exchanges, raw):
 
 
 def unpack_exchanges(exchanges, raw):
-    if not exchanges or not exchanges[0].get('packed'):
+    if not exchanges or not isinstance(exchanges[0], dict) or not exchanges[0].get('packed'):
         return exchanges
     out = []
     for i, y in enumerate(exchanges):
@@ -331,7 +332,8 @@ class LLMService(Service):
                 self.err.write('ostinato: request %d of task %s: %s\n'
                                % (seq, getattr(task, 'id', '?'), got))
                 self.err.flush()
-                entry = LogEntry(req, result=value, error=got)
+                entry = LogEntry(req, result=value if isinstance(value, dict) else None,
+                                 error=got)
                 resume = ('error', V.make_error(got))
         else:
             msg = str(value) if isinstance(value, LLMError) else \

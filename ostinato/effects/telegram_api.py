@@ -438,10 +438,9 @@ class TelegramAPI:
 
         if 429 in (status, code):
             after = params.get('retry_after')
-            after = float(after) if isinstance(after, (int, float)) and \
+            # 1e400, 10**400 or a year: ask again sooner; NaN or junk: back off.
+            after = float(min(after, MAX_RETRY_AFTER)) if isinstance(after, (int, float)) and \
                 not isinstance(after, bool) and after >= 0 else None
-            if after is not None:
-                after = min(after, MAX_RETRY_AFTER)     # 1e400 or a year: ask again sooner
             raise TelegramRetry('%s: flood control (HTTP 429: %s)%s'
                                 % (where, description,
                                    '; retry after %g s' % after if after is not None else ''),
