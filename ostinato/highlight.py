@@ -1,4 +1,4 @@
-"""Syntax highlighting for Ostinato source (LANGUAGE.md §2, §3, §13.1, §20).
+"""Syntax highlighting for Ostinato source (docs/language.md §2, §3, §13.1, §20).
 
 `OstinatoLexer` is a Pygments `RegexLexer` (name 'Ostinato', aliases
 'ostinato' and 'ost', files '*.ost'); setup.cfg registers it as a Pygments
@@ -40,7 +40,7 @@ import re
 __all__ = ['OstinatoLexer', 'prompt_lexer', 'RESERVED', 'CONSTANTS',
            'WORD_OPERATORS', 'MODE_WORDS', 'FRAME_NAMES', 'BUILTINS']
 
-# LANGUAGE.md §2.
+# docs/language.md §2.
 RESERVED = tuple('''
     none true false def return if else then while for in as break continue
     wait until spawn type import from not and or try catch
@@ -50,7 +50,7 @@ WORD_OPERATORS = ('and', 'or', 'not', 'in')
 NAMESPACE_WORDS = ('import', 'from')
 MODE_WORDS = ('val', 'var', 'one')
 FRAME_NAMES = ('__goal__', '__caller__', '__parent__')
-# LANGUAGE.md §18 (`spawn` is a reserved word and stays a keyword).
+# docs/language.md §18 (`spawn` is a reserved word and stays a keyword).
 BUILTINS = tuple('''
     print pprint pformat str quote int float type_of length append extend
     insert pop truncate reversed sorted keys values list set tuple span sum

@@ -1,7 +1,7 @@
 """Golden programs: NAME.ost with NAME.out (exact stdout), and optionally
 NAME.code (exit status), NAME.err (first stderr line starts with it, folders
 before the file name ignored) and NAME.stderr (the whole stderr).  The same
-conventions as ../shared/corpus."""
+conventions as the conformance corpus in tests/corpus."""
 from __future__ import annotations
 
 import io
@@ -12,7 +12,7 @@ from ostinato.runtime.runner import run_file
 from ostinato.runtime.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT.parent / 'shared' / 'corpus'
+CORPUS = ROOT / 'tests' / 'corpus'
 GOLDEN = ROOT / 'tests' / 'golden'
 
 
@@ -53,10 +53,26 @@ def run_in_process(prog, store_every=None, commit_every=None):
     return out.getvalue(), err.getvalue(), code
 
 
-def check(prog, store_every=None, commit_every=None):
-    """Run `prog` in-process and return a list of problems (empty: it passed)."""
+def run_command(prog, folder):
+    """Run `prog` as `ostinato run` with a fresh database in `folder`."""
+    import os
+    import subprocess
+    import sys
+    exe = os.path.join(os.path.dirname(sys.executable), 'ostinato')
+    env = dict(os.environ, OSTINATO_DB=str(Path(folder) / 'ostinato.fs'))
+    p = subprocess.run([exe, 'run', str(prog)], cwd=folder, env=env, stdin=subprocess.DEVNULL,
+                       capture_output=True, text=True, timeout=300)
+    return p.stdout, p.stderr, p.returncode
+
+
+def check(prog, store_every=None, commit_every=None, folder=None):
+    """Run `prog` -- in-process, or as the `ostinato run` command in
+    `folder` -- and return a list of problems (empty: it passed)."""
     want = expectations(prog)
-    out, err, code = run_in_process(prog, store_every, commit_every)
+    if folder is not None:
+        out, err, code = run_command(prog, folder)
+    else:
+        out, err, code = run_in_process(prog, store_every, commit_every)
     problems = []
     if out != want['out']:
         got_lines, want_lines = out.splitlines(), want['out'].splitlines()

@@ -1,4 +1,4 @@
-"""The conformance corpus (../shared/corpus), run in-process, in the
+"""The conformance corpus (tests/corpus), run in-process, in the
 store-everything mode, and once through the real `ostinato` command."""
 import os
 import subprocess
@@ -34,13 +34,10 @@ def test_corpus_commit_and_reload(prog):
     assert check(prog, commit_every=5) == []
 
 
-def test_corpus_through_the_command():
-    """The shared checker runs every program as `ostinato run` in a fresh folder."""
-    tool = CORPUS.parent / 'tools' / 'corpus_check.py'
-    exe = os.path.join(os.path.dirname(sys.executable), 'ostinato')
-    cmd = [sys.executable, str(tool), '--ostinato', exe, str(CORPUS)]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    assert p.returncode == 0, p.stdout + p.stderr
+@pytest.mark.parametrize('prog', PROGS, ids=ids(PROGS))
+def test_corpus_through_the_command(prog, tmp_path):
+    """Every program as `ostinato run` in a fresh folder with a fresh database."""
+    assert check(prog, folder=tmp_path) == []
 
 
 @pytest.mark.parametrize('prog', PROGS, ids=ids(PROGS))

@@ -1,4 +1,4 @@
-"""Tests of the syntax layer: strings and dedent (LANGUAGE.md §3), blurbs
+"""Tests of the syntax layer: strings and dedent (docs/language.md §3), blurbs
 (§13.1), the position-dependent tokens (§20), node positions, the syntax
 errors and their locations (§14), the conformance corpus, and fuzzing that
 checks nothing but OstSyntaxError ever leaves `parse`."""
@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from ostinato.syntax import OstSyntaxError, ast, parse
 from ostinato.syntax.parser import grammar_path
 
-CORPUS = '/work/shared/corpus'
+CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'corpus')
 
 
 # ------------------------------------------------------------------ helpers
@@ -64,7 +64,7 @@ def error(src: str):
 
 # ------------------------------------------------------- strings and dedent
 
-DEDENT_TABLE = [   # LANGUAGE.md §3.3, `⏎` written \n, `·` a space
+DEDENT_TABLE = [   # docs/language.md §3.3, `⏎` written \n, `·` a space
     ('"\n    Hello\n      world\n    Bye"', '\nHello\n  world\nBye'),
     ('"\n    a\n    b\n    "', '\na\nb\n'),
     ('"\n    a\n  "', '\n  a\n'),

@@ -395,7 +395,7 @@ def test_two_users_use_the_diet_skill_at_once_over_one_model(tg, tmp_path):
 def test_editing_the_skill_while_a_dialogue_waits_takes_effect_under_serve(tg, tmp_path):
     """`serve` notices the edited skill file and upgrades it in place: the
     waiting dialogue's later calls run the new code, with no restart (its
-    running frames finish with the code they started with, LANGUAGE.md §16)."""
+    running frames finish with the code they started with, docs/language.md §16)."""
     diet = tmp_path / 'diet.ost'
     diet.write_text((HERE.parent / 'skills' / 'diet.ost').read_text())
     bot = Bot(tg, tmp_path, command='serve', program=diet, OSTINATO_LLM='scripted',

@@ -1,4 +1,4 @@
-"""Code changes under waiting tasks (DESIGN.md §5, LANGUAGE.md §16): a
+"""Code changes under waiting tasks (DESIGN.md §5, docs/language.md §16): a
 module's source changes while a task is suspended inside it; the running
 frame keeps its old code, later calls get the new definitions, and a
 re-defined function keeps its identity (stored callbacks run the new code)."""

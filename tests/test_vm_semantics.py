@@ -1,7 +1,7 @@
 """Unit tests of the VM's value semantics: ops, printing and the pure built-ins.
 
 Values are made by hand (no parser or interpreter), and expectations come
-from LANGUAGE.md and the conformance corpus outputs (t02, t04-t07, t09, t12,
+from docs/language.md and the conformance corpus outputs (t02, t04-t07, t09, t12,
 t20, t21, t26, t27), so these tests pin the rules independently of the
 interpreter loop.
 """

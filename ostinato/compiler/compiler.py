@@ -40,7 +40,7 @@ class Loop:
 
 
 def bound_names(body, params=()):
-    """Names a function body binds (LANGUAGE.md §11), in first-binding order;
+    """Names a function body binds (docs/language.md §11), in first-binding order;
     nested def/lambda/spawn bodies are their own scopes."""
     out = {p: None for p in params}
 

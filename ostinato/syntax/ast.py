@@ -4,7 +4,7 @@ Lark's parse tree never leaves `syntax/`: the parser turns it into these
 dataclasses, and the compiler sees only them.  Every node carries the
 `line` and `col` (both from 1, counting code points) of the first character
 of its source text, because runtime errors are reported at the start of the
-innermost failing expression (LANGUAGE.md §14).
+innermost failing expression (docs/language.md §14).
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ class Const(Node):
 @dataclass
 class Interp(Node):
     """`{expr}` inside a string literal.  `indent` is the run of spaces/tabs W
-    when the interpolation is alone on its line (LANGUAGE.md §3.4), else None."""
+    when the interpolation is alone on its line (docs/language.md §3.4), else None."""
     expr: Node
     indent: Optional[str] = None
 

@@ -59,7 +59,7 @@ def _check_distinct(names: List[Token], what: str) -> None:
 
 def _split_args(args: Optional[list]):
     """Positional and keyword arguments; a positional one may not follow a
-    keyword one (LANGUAGE.md §8.5)."""
+    keyword one (docs/language.md §8.5)."""
     positional, keywords = [], []
     for arg in args or ():
         if arg[0] == 'kw':
@@ -73,7 +73,7 @@ def _split_args(args: Optional[list]):
 
 def _attach_blurbs(stmts: list, module: bool):
     """Give each blurb to the def or type right after it; at the top of a
-    module a blurb not followed by one is the module's (LANGUAGE.md §13.1).
+    module a blurb not followed by one is the module's (docs/language.md §13.1).
     The scanner has already rejected blurbs elsewhere; this is the check of
     the block structure it cannot see."""
     body = []

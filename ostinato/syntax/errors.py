@@ -1,4 +1,4 @@
-"""Syntax errors of Ostinato source (LANGUAGE.md §14 "Syntax errors").
+"""Syntax errors of Ostinato source (docs/language.md §14 "Syntax errors").
 
 `OstSyntaxError` is the only exception `parse` lets out; `ostinato run` prints
 its `format()` and exits with 65, and an import turns it into a runtime error.

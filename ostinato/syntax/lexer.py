@@ -4,11 +4,11 @@ Why hand-written (DESIGN.md §1 "Parsing notes"): a string literal is one
 token whose end depends on `$` guards and on `{...}` interpolations that may
 hold nested literals; block comments `(| |)` nest; and several tokens mean
 different things depending on whether an operand or an operator comes next
-(LANGUAGE.md §20 notes).  None of that is regular, so the scanner walks the
+(docs/language.md §20 notes).  None of that is regular, so the scanner walks the
 source itself and gives each token its final type (see the table at the top
 of grammar/ostinato.lark).
 
-The scanner owns everything about lines (LANGUAGE.md §2): the `#` header,
+The scanner owns everything about lines (docs/language.md §2): the `#` header,
 blank and comment lines, tabs in indentation, a `\\` ending a line, lambdas
 left open at a line end, bracket balance, and where blurbs may stand.  It ends
 each logical line with an `_NL` token whose text is a line break plus the next
@@ -419,7 +419,7 @@ class Scanner:
                     return 'NOT_IN', m.end()
             return 'NOT', end
         if word == 'spawn':
-            # `spawn (` is always the built-in function (LANGUAGE.md §9)
+            # `spawn (` is always the built-in function (docs/language.md §9)
             if _CALL_PAREN.match(self.src, end, limit):
                 return 'SPAWN_FN', end
             return 'SPAWN', end

@@ -1,4 +1,4 @@
-"""String literal and blurb decoding (LANGUAGE.md §3 and §13.1).
+"""String literal and blurb decoding (docs/language.md §3 and §13.1).
 
 The scanner finds where a string literal ends and hands over its body as
 *atoms*, one per source character, each with its source offset:

@@ -95,7 +95,7 @@ def get_parser() -> Lark:
 
 def parse(source: str, filename: str) -> ast.Module:
     """The AST of a whole source file; `filename` is what errors show.
-    `source` is text, or the file's bytes (UTF-8, LANGUAGE.md §2)."""
+    `source` is text, or the file's bytes (UTF-8, docs/language.md §2)."""
     if isinstance(source, (bytes, bytearray)):
         source = _decode(bytes(source), filename)
     text = source.replace('\r\n', '\n')

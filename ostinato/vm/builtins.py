@@ -1,4 +1,4 @@
-"""The built-in functions of LANGUAGE.md §18, registered into `values.BUILTINS`.
+"""The built-in functions of docs/language.md §18, registered into `values.BUILTINS`.
 
 Only the built-ins that are pure functions of their arguments live here;
 `sleep`, `spawn`, `Queue`, `put`, `take` and `raise` need the scheduler and

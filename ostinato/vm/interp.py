@@ -84,7 +84,7 @@ class QueueIter:
 
 
 class ReactiveIter:
-    """`for v in f:` over a function (LANGUAGE.md §15.3).  state: 'new' (evaluate
+    """`for v in f:` over a function (docs/language.md §15.3).  state: 'new' (evaluate
     first), 'eval' (a watched call of f is running; its result will be on the
     stack), 'idle' (the body ran; wait for a change), 'dirty' (a change came)."""
     __slots__ = ('f', 'last', 'has_last', 'state', 'token')
@@ -1275,7 +1275,7 @@ class _TaskOver(Exception):
 
 
 def reindent(s, w):
-    """LANGUAGE.md §3.4: insert w after every line break that is followed by a
+    """docs/language.md §3.4: insert w after every line break that is followed by a
     character other than a line break."""
     lines = s.split('\n')
     return '\n'.join([lines[0]] + [(w + ln) if ln else ln for ln in lines[1:]])

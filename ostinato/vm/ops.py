@@ -1,4 +1,4 @@
-"""Semantics of Ostinato's operators and accesses (LANGUAGE.md §6-§8, §10, §12).
+"""Semantics of Ostinato's operators and accesses (docs/language.md §6-§8, §10, §12).
 
 Each rule lives here once, as a plain function on values: truthiness and
 strict conditions, arithmetic, ordering, equality, membership, indexing,

@@ -1,4 +1,4 @@
-"""Rendering values as text (LANGUAGE.md §19): the display form D (`quote`),
+"""Rendering values as text (docs/language.md §19): the display form D (`quote`),
 `str`, `pformat`, `json` and `parse_json`.
 
 Everything that turns a value into text lives here, so print, interpolation,

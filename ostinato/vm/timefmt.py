@@ -1,4 +1,4 @@
-"""Time for the `now` and `format_time` built-ins (LANGUAGE.md §18).
+"""Time for the `now` and `format_time` built-ins (docs/language.md §18).
 
 Times are ISO-8601 texts with a numeric UTC offset.  Formatting is done here
 with English names rather than by `strftime`, whose names and padding depend

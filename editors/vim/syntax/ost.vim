@@ -1,5 +1,5 @@
 " Vim syntax file
-" Language:   Ostinato (LANGUAGE.md §2 lexical structure, §3 strings,
+" Language:   Ostinato (docs/language.md §2 lexical structure, §3 strings,
 "             §13.1 blurbs, §18 built-ins, §20 grammar)
 " Filenames:  *.ost
 "
