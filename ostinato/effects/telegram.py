@@ -17,11 +17,18 @@ allows, and the entry leaves the outbox in the transaction that records
 Telegram's confirmation.  So no reply is lost, and only the one in flight
 at a crash can go out twice.
 
-Only users in TELEGRAM_ALLOWED_USERS reach the skills; anyone else gets one
-polite refusal, ever, and a log line saying how to let them in.  Threads
-are keyed by chat and forum topic; users by their Telegram id.  The one
-command the channel answers itself is `/timezone` (a user's zone, which
-Telegram does not tell bots); photos and the like get a short answer.
+Every update is checked at the edge (telegram_api.read_update): one that
+cannot be used is logged and skipped, and its offset committed like any
+other, so no update can stop the bot, let alone at every start.  Only
+users in TELEGRAM_ALLOWED_USERS reach the skills; anyone else gets one
+polite refusal, ever, sent only when no allowed user's message waits, and
+a log line saying how to let them in.  Threads are keyed by private chat
+(and forum topic); users by their Telegram id.  A group is told once that
+the bot talks in private chats only, unless TELEGRAM_GROUPS=1: then each
+member has a thread of their own there, answered with replies to their
+messages.  The one command the channel answers itself is `/timezone` (a
+user's zone, which Telegram does not tell bots); photos and the like get a
+short answer.  The poller and the sender are started again when they fail.
 While the model works on an unanswered message the chat shows "typing...".
 The token lives only in the process (TelegramConfig); nothing here stores it.
 """
