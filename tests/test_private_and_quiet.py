@@ -9,7 +9,8 @@ import signal
 import stat
 import subprocess
 import sys
-import time
+
+from test_serve import wait_for
 
 BIN = os.path.join(os.path.dirname(sys.executable), 'ostinato')
 
@@ -22,15 +23,6 @@ def ost(*args, cwd, input=None, timeout=120, umask=0o022):
 
 def mode(path):
     return stat.S_IMODE(os.stat(path).st_mode)
-
-
-def wait_for(pred, timeout=60):
-    end = time.time() + timeout
-    while time.time() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_database_files_are_private_to_their_owner(tmp_path):
