@@ -2,7 +2,9 @@
 
 Exit codes (DESIGN.md §7): 0 done, 65 syntax or compile error, 70 uncaught
 runtime error in the main task (or an internal error), 2 bad usage, 69 a
-service cannot go on, 130 interrupted.
+service cannot go on (Telegram: the token was rejected, another poller), 74
+the database cannot be written (a full disk: nothing committed is lost, run
+the same command again once there is room), 130 interrupted.
 
 Modules are imported inside the commands, so `ostinato --help` and
 `ostinato check` start fast.
@@ -19,6 +21,7 @@ EXIT_USAGE = 2
 EXIT_SYNTAX = 65
 EXIT_RUNTIME = 70
 EXIT_UNAVAILABLE = 69     # a service cannot go on (Telegram: token rejected, another poller)
+EXIT_IOERR = 74           # the database cannot be written (sysexits' EX_IOERR)
 
 ENVIRONMENT = """\
 \b
@@ -97,9 +100,21 @@ def main(ctx):
     `ostinato new skill NAME` (your own skill) or `ostinato doctor` (what
     this machine gives Ostinato)."""
     _quiet_storage_logs()
+    _printable_output()
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
         ctx.exit(0)
+
+
+def _printable_output():
+    # A string may hold what the terminal's encoding cannot (a lone
+    # surrogate from parse_json('"\\ud800"')): it is printed escaped, as
+    # Python prints its own errors, instead of failing after the commit.
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors='backslashreplace')
+        except (AttributeError, ValueError):
+            pass
 
 
 # ------------------------------------------------------------------ options
@@ -142,7 +157,7 @@ _llm_options = _options(
 _telegram_option = click.option(
     '--telegram', is_flag=True,
     help='also talk on Telegram (env TELEGRAM_BOT_TOKEN, TELEGRAM_ALLOWED_USERS, '
-         'TELEGRAM_API_URL)')
+         'TELEGRAM_GROUPS, TELEGRAM_API_URL)')
 
 def _turn_limit_option(f):
     def set_limit(ctx, param, value):
@@ -351,7 +366,7 @@ def run(file, db, memory, llm, model, llm_servers, llm_parallel, telegram, log_p
     from .effects.console import ConsoleChannel
     from .runtime.runner import run_file
     from .runtime.scheduler import ServiceStopped
-    from .runtime.store import Store, StoreError
+    from .runtime.store import Store, StoreError, StoreFailed
     _source_file(file)
     terminal = sys.stdin.isatty() and sys.stdout.isatty()
     backend, servers = _check_model(llm, model, llm_servers, waits=terminal)
@@ -376,6 +391,9 @@ def run(file, db, memory, llm, model, llm_servers, llm_parallel, telegram, log_p
     except ServiceStopped as e:
         sys.stderr.write('ostinato: %s\n' % e)
         status = EXIT_UNAVAILABLE
+    except StoreFailed as e:
+        sys.stderr.write('ostinato: %s\n' % e)
+        status = EXIT_IOERR
     except BrokenPipeError:
         # The reader of our output went away (`ostinato run x | head`).
         sys.stderr.close()
@@ -424,7 +442,7 @@ def serve(file, db, memory, worker, llm, model, llm_servers, llm_parallel, teleg
     from .runtime.oplog import OperatorLog
     from .runtime.scheduler import ServiceStopped
     from .runtime.serve import Server
-    from .runtime.store import StoreError
+    from .runtime.store import StoreError, StoreFailed
     from .syntax import OstSyntaxError
     if file:
         _source_file(file)
@@ -464,6 +482,9 @@ def serve(file, db, memory, worker, llm, model, llm_servers, llm_parallel, teleg
     except ServiceStopped as e:
         sys.stderr.write('ostinato: %s\n' % e)
         status = EXIT_UNAVAILABLE
+    except StoreFailed as e:
+        sys.stderr.write('ostinato: %s\n' % e)
+        status = EXIT_IOERR
     else:
         sys.stderr.write('ostinato: stopped; the tasks wait in %s\n' % where)
     finally:
@@ -892,11 +913,12 @@ def dis(file):
     from .compiler.dis import disassemble
     from .syntax import OstSyntaxError, parse
     _source_file(file)
-    with open(file, encoding='utf-8') as fh:
-        src = fh.read()
+    with open(file, 'rb') as fh:
+        data = fh.read()
     name = os.path.splitext(os.path.basename(file))[0]
     try:
-        code = compile_module(parse(src, os.path.basename(file)), src, os.path.basename(file), name)
+        tree = parse(data, os.path.basename(file))     # bytes: not UTF-8 is a syntax error
+        code = compile_module(tree, data.decode('utf-8'), os.path.basename(file), name)
     except OstSyntaxError as e:
         _syntax_error_exit(e)
     click.echo(disassemble(code))

@@ -69,6 +69,9 @@ def test_scripted_dialogue_and_log(tmp_path):
     r = ost('log', '--task', '99', env=env, cwd=tmp_path)
     assert r.returncode == 2 and r.stdout == ''
     assert r.stderr.startswith('ostinato: no task with id 99 in ')
+    assert [x['problem'] is not None for x in entries[0]['exchanges']] == [True] * 3
+    assert entries[0]['exchanges'][2]['messages'][-2]['content'] == \
+        entries[0]['exchanges'][1]['raw']
 
 
 def test_two_tasks_share_one_model_in_fifo_order(tmp_path):

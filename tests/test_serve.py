@@ -42,9 +42,10 @@ def test_serve_and_repl(tmp_path):
     serve = subprocess.Popen([BIN, 'serve', '--db', 'x.fs'], cwd=tmp_path, text=True,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        sock = tmp_path / 'x.fs.sock'
+        sock = tmp_path / 'x.fs.serve' / 'socket'
         assert wait_for(sock.exists), 'serve made no socket'
         assert oct(sock.stat().st_mode & 0o777) == oct(0o600)
+        assert oct(sock.parent.stat().st_mode & 0o777) == oct(0o700)   # its folder too
         # A second server on the same file is refused with a clear message.
         r = ost('serve', '--db', 'x.fs', cwd=tmp_path, timeout=30)
         assert r.returncode == 2 and 'already served' in r.stderr
@@ -58,7 +59,7 @@ def test_serve_and_repl(tmp_path):
     finally:
         out, err = stop(serve)
     assert out == 'waiter saw 1\n', err
-    assert not (tmp_path / 'x.fs.sock').exists()
+    assert not (tmp_path / 'x.fs.serve').exists()
 
 
 def test_repl_on_the_file_when_nothing_serves(tmp_path):
@@ -124,7 +125,7 @@ def test_serve_upgrades_a_module_whose_file_changes(tmp_path):
     serve = subprocess.Popen([BIN, 'serve', '--db', 'x.fs'], cwd=tmp_path, text=True,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        assert wait_for((tmp_path / 'x.fs.sock').exists)
+        assert wait_for((tmp_path / 'x.fs.serve' / 'socket').exists)
         ost('repl', '--db', 'x.fs', cwd=tmp_path, input='import watched\nwatched.box.n = 1\n')
         src = (tmp_path / 'watched.ost').read_text().replace("'v1'", "'v2'")
         (tmp_path / 'watched.ost').write_text(src)

@@ -247,6 +247,36 @@ def test_garbage_replies(tmp_path, clock):
         store.close()
 
 
+def test_a_reply_the_log_cannot_hold_does_not_poison_it(tmp_path, clock):
+    """The model itemizes "5 at lunch" as {"lunch": 5} (a number where the
+    diet log keeps a list of names), however often it is asked: the diet
+    skill stores nothing (the shared agent() refuses the reply, as
+    core_skills' 'itemize' contract says), the user hears it went wrong, and
+    the next dialogue logs and shows the log as ever.  Before, the entry
+    was stored and every later dialogue failed formatting it."""
+    script = json.loads((HERE / 'diet.json').read_text())
+    script[:0] = [
+        {'match': 'so far[^\n]*\n[^\n]*ann: 5 at lunch\n\nQuestion: What did you eat',
+         'reply': {'action': 'answer', 'text': 'lunch: 5'}},
+        {'match': 'Re-format "lunch: 5"', 'reply': {'action': 'itemize', 'items': {'lunch': 5}},
+         'repeat': True},
+    ]
+    (tmp_path / 'poison.json').write_text(json.dumps(script))
+    s = Session(tmp_path, clock)
+    s.script = tmp_path / 'poison.json'
+    code, out, err = s.run(['12:40 5 at lunch', '16:05 cookie just now'])
+    assert code == 0, err
+    assert out.splitlines() == [
+        "Sorry, something went wrong on my side.  Let's start over.",
+        'Your diet log to date:',
+        '   [2025-03-14T16:05:00-04:00] (just now) cookie',
+        '',
+    ]
+    assert "llm: the model gave no usable reply after 3 attempts: items['lunch'] is 5, " \
+        "not a list of item names" in err
+    assert len([p for p in s.prompts() if p.startswith('Re-format "lunch: 5"')]) == 3
+
+
 def test_editing_the_skill_while_a_dialogue_waits(tmp_path, clock):
     """The file changes while the dialogue waits for the user; the runtime
     upgrades it in place (as `serve` does when it sees the file change), and

@@ -212,6 +212,39 @@ def test_hanging_send_is_retry(tg):
     assert no_token(e.value)
 
 
+def test_a_dripping_answer_is_cut_at_the_deadline(tg):
+    """A server that answers one byte every 0.2 s never lets a per-read
+    timeout fire; the call's total deadline (connect + read timeout) does."""
+    api = client(tg, request_timeout=1, connect_timeout=1)
+    tg.drip_next('sendMessage', every=0.2)
+    t0 = time.monotonic()
+    with pytest.raises(TelegramRetry, match=r'no answer from .*/bot\*\*\*/sendMessage within 1 s'):
+        api.send_message(42, 'x' * 2000)
+    assert time.monotonic() - t0 < 60
+    assert api.send_message(42, 'hi')['text'] == 'hi'      # the client carries on
+
+
+@pytest.mark.parametrize('body', ['<html>oops</html>', '{"ok": true, "result": 5}', '{}', '[1',
+                                  '{"ok": 1, "result": []}'])
+def test_a_garbled_ok_answer_is_retry_not_the_end(tg, body):
+    tg.raw_next('getUpdates', 200, body)
+    with pytest.raises(TelegramRetry) as e:
+        client(tg).get_updates(timeout=0)
+    assert no_token(e.value)
+
+
+@pytest.mark.parametrize('after, want', [('1e400', 600), ('31536000', 600), ('1' + '0' * 400, 600),
+                                         ('NaN', None), ('-3', None), ('"soon"', None),
+                                         ('true', None), ('2.5', 2.5)])
+def test_retry_after_is_clamped(tg, after, want):
+    tg.raw_next('sendMessage', 429, '{"ok": false, "error_code": 429, "description": "Too Many '
+                'Requests", "parameters": {"retry_after": %s}}' % after)
+    with pytest.raises(TelegramRetry) as e:
+        client(tg).send_message(42, 'hi')
+    assert e.value.after == want
+    assert 0 <= e.value.retry_in(3) <= 600
+
+
 def test_refused_connection_is_retry(tg):
     api = client(tg)
     tg.refuse()

@@ -139,23 +139,29 @@ def test_an_exchange_in_a_private_chat(tg, tmp_path):
     assert outbox_counts(bot.db) == {'pending': 0, 'sent': 3, 'resent': 0, 'failed': 0}
 
 
-def test_each_chat_and_forum_topic_is_a_thread_of_its_own(tg, tmp_path):
-    bot = Bot(tg, tmp_path, allowed='42, 43').start()
+def test_each_chat_forum_topic_and_group_member_is_a_thread_of_its_own(tg, tmp_path):
+    """With TELEGRAM_GROUPS=1: a private chat is a thread; in a group each
+    member has a thread of their own per forum topic (their messages are
+    theirs only), and the bot's replies there answer that member's message."""
+    bot = Bot(tg, tmp_path, allowed='42, 43', TELEGRAM_GROUPS='1').start()
     try:
         tg.user_writes(ANN, 'private')
-        tg.user_writes(ANN, 'in topic 7', chat_id=-100555, thread_id=7)
-        tg.user_writes(43, 'also topic 7', chat_id=-100555, thread_id=7, name='Bo')
-        tg.user_writes(ANN, 'when', chat_id=-100555, thread_id=9)
+        a = tg.user_writes(ANN, 'in topic 7', chat_id=-100555, thread_id=7)
+        b = tg.user_writes(43, 'also topic 7', chat_id=-100555, thread_id=7, name='Bo')
+        c = tg.user_writes(ANN, 'when', chat_id=-100555, thread_id=9)
         wait_until(lambda: len(tg.sent) == 5, 'five replies', bot)
     finally:
         bot.stop()
     by_place = {}
     for s in tg.sent:
-        by_place.setdefault((s['chat_id'], s.get('message_thread_id')), []).append(s['text'])
-    assert by_place[(ANN, None)] == ['1: private']
-    assert sorted(by_place[(-100555, 7)]) == ['1: in topic 7', '2: also topic 7']
-    assert by_place[(-100555, 9)][0] == '1: when'
-    assert by_place[(-100555, 9)][1].endswith(' in -100555:9')
+        by_place.setdefault((s['chat_id'], s.get('message_thread_id')), []).append(
+            (s['text'], (s.get('reply_parameters') or {}).get('message_id')))
+    assert by_place[(ANN, None)] == [('1: private', None)]
+    assert sorted(by_place[(-100555, 7)]) == [('1: also topic 7', b['message']['message_id']),
+                                              ('1: in topic 7', a['message']['message_id'])]
+    assert by_place[(-100555, 9)][0] == ('1: when', c['message']['message_id'])
+    assert by_place[(-100555, 9)][1][0].endswith(' in -100555:9:42')
+    assert 'groups are served' in bot.stderr()
 
 
 def test_a_stranger_gets_one_polite_refusal_and_nothing_more(tg, tmp_path):

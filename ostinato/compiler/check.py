@@ -10,13 +10,18 @@ import os
 
 from ..syntax import OstSyntaxError, parse
 from ..syntax import ast as A
-from .compiler import SPECIAL, bound_names, compile_module
+from .compiler import SPECIAL, bound_names, compile_module, room_to_recurse
 
 EXTRA_NAMES = {'Error', 'spawn'}
 
 
 def unbound_reads(mod, builtin_names):
     """(node, name, candidates) for every read of a name bound nowhere."""
+    with room_to_recurse():
+        return _unbound_reads(mod, builtin_names)
+
+
+def _unbound_reads(mod, builtin_names):
     module_names = set(bound_names(mod.body))
     found = []
 
@@ -68,16 +73,14 @@ def check_file(path, out, err, builtin_names):
     come from the caller: the VM, a layer above, owns the built-ins."""
     fname = os.path.basename(path)
     try:
-        with open(path, encoding='utf-8') as fh:
+        with open(path, 'rb') as fh:
             src = fh.read()
     except OSError as e:
         err.write('%s: error: %s\n' % (path, e.strerror))
         return 2
-    except UnicodeDecodeError as e:
-        err.write('%s: error: the file is not UTF-8 text (%s)\n' % (path, e.reason))
-        return 65
     try:
-        mod = parse(src, fname)
+        mod = parse(src, fname)         # the bytes: a file that is not UTF-8 is a syntax error
+        src = src.decode('utf-8')
         compile_module(mod, src, fname, os.path.splitext(fname)[0])
     except OstSyntaxError as e:
         err.write(e.format() + '\n')

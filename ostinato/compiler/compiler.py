@@ -9,6 +9,8 @@ machine whose frames are plain data (see vm.interp).
 from __future__ import annotations
 
 import hashlib
+import sys
+from contextlib import contextmanager
 
 from ..syntax import ast as A
 from ..syntax.errors import OstSyntaxError
@@ -705,6 +707,25 @@ class Compiler:
         return fc.finish((), names, None, None)
 
 
+# The compiler and the checks walk the tree recursively, a few Python frames
+# per level; the syntax layer refuses trees deeper than MAX_NESTING, and
+# this much room is enough for the deepest it lets through.
+RECURSION_ROOM = 12000
+
+
+@contextmanager
+def room_to_recurse():
+    old = sys.getrecursionlimit()
+    if old < RECURSION_ROOM:
+        sys.setrecursionlimit(RECURSION_ROOM)
+    try:
+        yield
+    finally:
+        if old < RECURSION_ROOM:
+            sys.setrecursionlimit(old)
+
+
 def compile_module(mod, source, filename, module_name):
     """Compile a parsed module; raises OstSyntaxError for scope errors."""
-    return Compiler(source, filename, module_name).compile_module(mod)
+    with room_to_recurse():
+        return Compiler(source, filename, module_name).compile_module(mod)

@@ -101,13 +101,60 @@ class LogEntry(Persistent):
         self.seconds = result.get('seconds')
         self.prompt_tokens = result.get('prompt_tokens')
         self.reply_tokens = result.get('reply_tokens')
-        self.exchanges = result.get('exchanges')
+        self.exchanges = pack_exchanges(result.get('exchanges'), self.raw)
 
     def as_dict(self):
-        return {k: getattr(self, k) for k in (
+        d = {k: getattr(self, k) for k in (
             'seq', 'id', 'task_id', 'task_name', 'goal_stack', 'prompt', 'system', 'schema',
             'asked', 'answered', 'error', 'raw', 'reply', 'model', 'backend', 'attempts',
-            'seconds', 'prompt_tokens', 'reply_tokens', 'exchanges')}
+            'seconds', 'prompt_tokens', 'reply_tokens')}
+        d['exchanges'] = unpack_exchanges(self.exchanges, self.raw)
+        return d
+
+
+# Each raw reply is stored once.  An exchange's messages are the previous
+# exchange's, then the model's reply to it and the re-ask: a packed
+# exchange (marked 'packed') keeps only its new messages, with the reply
+# that is already stored as that exchange's 'raw' left as None, and the last
+# exchange's raw (the entry's own `raw`) is None as well.  Entries stored
+# before packing keep their full lists, which `unpack_exchanges` returns as
+# they are.
+
+def pack_exchanges(exchanges, raw):
+    if not exchanges or not isinstance(exchanges, list) or \
+            not all(isinstance(x, dict) for x in exchanges):
+        return exchanges
+    packed, prev = [], None
+    for x in exchanges:
+        messages = list(x.get('messages') or ())
+        y = dict(x, packed=True)
+        if prev is not None and messages[:len(prev['messages'])] == prev['messages']:
+            tail = messages[len(prev['messages']):]
+            y['messages'] = [dict(m, content=None) if m.get('role') == 'assistant'
+                             and m.get('content') == prev.get('raw') else m for m in tail]
+            y['after'] = len(prev['messages'])
+        prev = x
+        packed.append(y)
+    if packed[-1].get('raw') == raw:
+        packed[-1]['raw'] = None
+    return packed
+
+
+def unpack_exchanges(exchanges, raw):
+    if not exchanges or not isinstance(exchanges[0], dict) or not exchanges[0].get('packed'):
+        return exchanges
+    out = []
+    for i, y in enumerate(exchanges):
+        x = {k: v for k, v in y.items() if k not in ('packed', 'after')}
+        if i == len(exchanges) - 1 and x.get('raw') is None:
+            x['raw'] = raw
+        if 'after' in y:
+            prev = out[-1]
+            x['messages'] = prev['messages'][:y['after']] + [
+                dict(m, content=prev['raw']) if m.get('role') == 'assistant'
+                and m.get('content') is None else m for m in y['messages']]
+        out.append(x)
+    return out
 
 
 SERVICE = 'llm'
@@ -120,14 +167,33 @@ def llm_state(world, make=True):
 
 
 def to_value(obj):
-    """A JSON reply as Ostinato values (objects become maps, arrays lists)."""
-    return parse_json(json.dumps(obj))
+    """A JSON reply as Ostinato values (objects become maps, arrays lists).
+    Raises ValueError for what JSON allows and Ostinato cannot hold."""
+    try:
+        return parse_json(json.dumps(obj, allow_nan=False))
+    except (V.OstError, ValueError, TypeError, RecursionError) as e:
+        raise ValueError(str(e) if not isinstance(e, RecursionError)
+                         else 'it is nested too deeply') from None
+
+
+def reply_value(result):
+    """('value', the reply as Ostinato values) or ('error', an `llm: ` message)
+    for what a client returned: validated here, at the edge, so that no
+    reply can raise in the scheduler's thread."""
+    reply = result.get('reply') if isinstance(result, dict) else None
+    if not isinstance(reply, dict):
+        return 'error', 'llm: internal error: the client returned no reply object'
+    try:
+        return 'value', to_value(reply)
+    except ValueError as e:
+        return 'error', 'llm: the model\'s reply cannot be used: %s' % str(e)[:300]
 
 
 class LLMService(Service):
     """Performs the database's LLM requests; one per process."""
 
     BACKOFF_MAX = 30.0
+    MAX_TIMEOUTS = 3        # attempts that got no reply in time, then the request fails
 
     def __init__(self, make_client, parallel=1, err=None, worker='run', spinner=False):
         # make_client: () -> an object with .complete(request); or a list of
@@ -146,6 +212,7 @@ class LLMService(Service):
         self.results = queue.Queue()
         super().__init__()
         self.retry_at = {}                 # seq -> time before which not to ask again
+        self.timeouts = {}                 # seq -> attempts in a row that got no reply in time
         self.backoff = 1.0
         self.down = False                  # logged that the model is unreachable
         self.err = err or sys.stderr
@@ -278,7 +345,7 @@ class LLMService(Service):
         self.event.set()
 
     def apply(self, sched, seq, outcome):
-        from .llm import LLMCrashed, LLMError, LLMUnavailable
+        from .llm import LLMCrashed, LLMError, LLMTimeout, LLMUnavailable
         st = llm_state(sched.world)
         req = st.pending.get(seq)
         if req is None or req.state != 'pending':
@@ -294,6 +361,13 @@ class LLMService(Service):
             value = LLMError("llm: the model's process died twice while answering this "
                              "request; the last time: %s" % value)
         self.crashes.pop(seq, None)
+        if kind == 'exc' and isinstance(value, LLMTimeout):
+            n = self.timeouts[seq] = self.timeouts.get(seq, 0) + 1
+            if n >= self.MAX_TIMEOUTS:
+                # As Temporal does with an activity's start-to-close timeout:
+                # each attempt has its deadline, and after the last attempt
+                # the workflow gets a catchable error instead of waiting on.
+                kind, value = 'exc', LLMError('llm: %s (%d attempts)' % (value, n))
         if kind == 'exc' and isinstance(value, LLMUnavailable):
             # The task keeps waiting; ask again later, and say so once.
             if not self.down:
@@ -308,10 +382,20 @@ class LLMService(Service):
             self.down = False
         self.backoff = 1.0
         self.retry_at.pop(seq, None)
+        self.timeouts.pop(seq, None)
         task = req.task
         if kind == 'ok':
-            entry = LogEntry(req, result=value)
-            resume = ('value', to_value(value['reply']))
+            how, got = reply_value(value)
+            if how == 'value':
+                entry = LogEntry(req, result=value)
+                resume = ('value', got)
+            else:
+                self.err.write('ostinato: request %d of task %s: %s\n'
+                               % (seq, getattr(task, 'id', '?'), got))
+                self.err.flush()
+                entry = LogEntry(req, result=value if isinstance(value, dict) else None,
+                                 error=got)
+                resume = ('error', V.make_error(got))
         else:
             msg = str(value) if isinstance(value, LLMError) else \
                 'llm: internal error: %s: %s' % (type(value).__name__, value)

@@ -38,13 +38,17 @@ class Service:
 def crash_point(variable, name, _seen={}):
     """Test mode (environment `variable` = NAME:N): die like kill -9 the N-th
     time this process passes the point NAME, to test each window between a
-    commit and the exchange with the outside that goes with it."""
+    commit and the exchange with the outside that goes with it.  NAME:N:raise
+    raises an error there instead (a bug in a thread)."""
     spec = os.environ.get(variable)
     if not spec:
         return
-    point, _, nth = spec.partition(':')
+    point, _, rest = spec.partition(':')
+    nth, _, how = rest.partition(':')
     if point == name:
         key = (variable, name)
         _seen[key] = _seen.get(key, 0) + 1
         if _seen[key] == int(nth or 1):
+            if how == 'raise':
+                raise RuntimeError('a test fault at %s' % name)
             os._exit(137)

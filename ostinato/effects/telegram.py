@@ -17,11 +17,18 @@ allows, and the entry leaves the outbox in the transaction that records
 Telegram's confirmation.  So no reply is lost, and only the one in flight
 at a crash can go out twice.
 
-Only users in TELEGRAM_ALLOWED_USERS reach the skills; anyone else gets one
-polite refusal, ever, and a log line saying how to let them in.  Threads
-are keyed by chat and forum topic; users by their Telegram id.  The one
-command the channel answers itself is `/timezone` (a user's zone, which
-Telegram does not tell bots); photos and the like get a short answer.
+Every update is checked at the edge (telegram_api.read_update): one that
+cannot be used is logged and skipped, and its offset committed like any
+other, so no update can stop the bot, let alone at every start.  Only
+users in TELEGRAM_ALLOWED_USERS reach the skills; anyone else gets one
+polite refusal, ever, sent only when no allowed user's message waits, and
+a log line saying how to let them in.  Threads are keyed by private chat
+(and forum topic); users by their Telegram id.  A group is told once that
+the bot talks in private chats only, unless TELEGRAM_GROUPS=1: then each
+member has a thread of their own there, answered with replies to their
+messages.  The one command the channel answers itself is `/timezone` (a
+user's zone, which Telegram does not tell bots); photos and the like get a
+short answer.  The poller and the sender are started again when they fail.
 While the model works on an unanswered message the chat shows "typing...".
 The token lives only in the process (TelegramConfig); nothing here stores it.
 """
@@ -36,13 +43,14 @@ from BTrees.LOBTree import LOBTree
 from persistent import Persistent
 
 from ..runtime.scheduler import ServiceStopped
+from ..runtime.store import StoreFailed, TooDeep
 from ..runtime.world import service_state
 from ..vm import ops
 from .chat import channels_module, new_user, receive
 from .llm_queue import llm_state
 from .service import Service, crash_point
-from .telegram_api import (RateLimiter, TelegramAPI, TelegramError, TelegramRetry,
-                           split_text, update_message, update_non_text)
+from .telegram_api import (RateLimiter, TelegramAPI, TelegramError, TelegramRetry, backoff,
+                           printable, read_update, split_text, valid_update_id)
 
 CHANNEL = 'telegram'
 
@@ -57,16 +65,21 @@ NOT_TEXT = "Sorry, I can only read text messages."
 REFUSAL = ("Sorry, this is a private bot: it only talks to the people its owner has "
            "allowed. (Your Telegram user id is %d; the owner can add it.)")
 
+GROUP_NOTICE = "Hello! I only talk in private chats: please write to me directly%s."
+
 
 def _crash_point(name):
     """Test mode (OSTINATO_TEST_TELEGRAM_CRASH=NAME:N): die like kill -9 at
-    the N-th pass of the point NAME (service.crash_point)."""
+    the N-th pass of the point NAME, or raise there with NAME:N:raise
+    (service.crash_point)."""
     crash_point('OSTINATO_TEST_TELEGRAM_CRASH', name)
 
 
 class TelegramState(Persistent):
     """What the channel keeps in the database: the offset (the update_id
-    after the last update stored), its users, whom it refused, and counts."""
+    after the last update stored), its users, whom it refused (users by
+    their id; groups, told once that the bot talks in private chats only,
+    by their chat id, which is negative), and counts."""
 
     def __init__(self):
         self.offset = 0
@@ -85,14 +98,23 @@ def telegram_state(world):
     return service_state(world, CHANNEL, TelegramState)
 
 
-def thread_id(chat_id, topic):
-    """A Thread's id: the chat, and the forum topic when there is one."""
+def thread_id(chat_id, topic, member=None):
+    """A Thread's id: the chat, and the forum topic when there is one; in a
+    group (TELEGRAM_GROUPS=1), each member has a thread of their own:
+    'CHAT:TOPIC:MEMBER', the topic empty outside forum topics."""
+    if member is not None:
+        return '%d:%s:%d' % (chat_id, '' if topic is None else topic, member)
     return str(chat_id) if topic is None else '%d:%d' % (chat_id, topic)
 
 
 def parse_thread_id(tid):
-    chat, _, topic = str(tid).partition(':')
-    return int(chat), (int(topic) if topic else None)
+    """(chat, topic, member) of a thread id; topic and member may be None."""
+    parts = str(tid).split(':')
+    if len(parts) > 3:
+        raise ValueError(tid)
+    parts += [''] * (3 - len(parts))
+    return int(parts[0]), (int(parts[1]) if parts[1] else None), \
+        (int(parts[2]) if parts[2] else None)
 
 
 def pieces_of(text):
@@ -130,15 +152,19 @@ def set_timezone(user, text):
 
 
 class _Job:
-    """One outbox entry in the sender thread: plain data, no database object."""
+    """One outbox entry in the sender thread: plain data, no database object.
+    `low`: a message to someone who is not let in (a refusal, the notice to
+    a group), sent only when no allowed user's message may go."""
 
-    def __init__(self, seq, chat, topic, pieces, done):
+    def __init__(self, seq, chat, topic, pieces, done, reply_to=None, low=False):
         self.seq = seq
         self.chat = chat
         self.topic = topic
         self.pieces = pieces
         self.next = done
         self.retries = 0
+        self.reply_to = reply_to
+        self.low = low
 
 
 class TelegramChannel(Service):
@@ -165,6 +191,10 @@ class TelegramChannel(Service):
         self.outage = None                # what went wrong, while Telegram is unreachable
         self.awaiting = {}                # (chat, topic) -> when its user wrote, unanswered
         self.last_typing = 0.0
+        self.username = None              # the bot's, from getMe
+        self.bogus = set()                # update ids that cannot be ids, logged once
+        self.lost_jobs = threading.Event()  # the sender restarted: hand it the outbox again
+        self.taking = None                # the update_id intake is at (to skip one that fails)
 
     # ------------------------------------------------------------ service protocol
     def busy(self, sched):
@@ -182,7 +212,7 @@ class TelegramChannel(Service):
                 batch = self.batches.get_nowait()
             except queue.Empty:
                 break
-            notes, places = sched.transact(lambda: self.intake(sched, batch))
+            notes, places = self.take(sched, batch)
             self.offset = telegram_state(sched.world).offset
             _crash_point('stored')
             self.acked.set()
@@ -193,6 +223,25 @@ class TelegramChannel(Service):
         self.confirm_sent(sched)
         self.dispatch(sched)
         self.show_typing(sched)
+
+    def take(self, sched, batch):
+        """Store a batch.  An update that fails to be stored (a bug of ours
+        that validation did not foresee) is skipped, and the batch stored
+        again without it: one update must not stop the bot on every start."""
+        skip = set()
+        while True:
+            self.taking = None
+            try:
+                return sched.transact(lambda: self.intake(sched, batch, skip))
+            except (StoreFailed, TooDeep):
+                raise
+            except Exception as e:
+                sched.abort()
+                if self.taking is None or self.taking in skip:
+                    raise
+                skip.add(self.taking)
+                self.log('update %d could not be taken (%s: %s); it is skipped'
+                         % (self.taking, type(e).__name__, printable(e)))
 
     def drain(self, sched):
         """An orderly stop: let the send in progress finish and record its
@@ -220,11 +269,32 @@ class TelegramChannel(Service):
             self.log('TELEGRAM_ALLOWED_USERS is empty, so nobody reaches the skills: '
                      'write to the bot, then add the user id this log shows to '
                      'TELEGRAM_ALLOWED_USERS (comma-separated) and restart')
-        for target, name in ((self._poll_loop, 'ostinato-telegram-poll'),
-                             (self._send_loop, 'ostinato-telegram-send')):
-            t = threading.Thread(target=target, name=name, daemon=True)
+        for target, what, name in ((self._poll_loop, 'poller', 'ostinato-telegram-poll'),
+                                   (self._send_loop, 'sender', 'ostinato-telegram-send')):
+            t = threading.Thread(target=self._supervise, args=(target, what), name=name,
+                                 daemon=True)
             t.start()
             self.threads.append(t)
+
+    def _supervise(self, target, what):
+        """Run a thread's loop; when it stops on an error of ours, say so and
+        start it again after a pause, as python-telegram-bot's network loop
+        does: a dead poller would leave the bot deaf without a word."""
+        failures = 0
+        while not self.stopping.is_set():
+            try:
+                target()
+                return
+            except Exception as e:
+                failures += 1
+                pause = backoff(failures, cap=60.0)
+                self.log('the %s stopped on an error (%s: %s); it starts again in %.0f s'
+                         % (what, type(e).__name__, printable(e), pause))
+                if target == self._send_loop:
+                    self.lost_jobs.set()
+                    self.event.set()
+                if self.stopping.wait(pause):
+                    return
 
     def log(self, text):
         with self.log_lock:
@@ -249,7 +319,7 @@ class TelegramChannel(Service):
 
     # ------------------------------------------------------------ intake
     def _poll_loop(self):
-        attempt = 0
+        attempt = idle = 0
         webhook_gone = False
         while not self.stopping.is_set():
             try:
@@ -259,9 +329,12 @@ class TelegramChannel(Service):
                     self.api.delete_webhook()
                     webhook_gone = True
                     n = len(self.config.allowed_users)
-                    self.log('connected as @%s; %d allowed user%s'
-                             % (me.get('username') if isinstance(me, dict) else '?',
-                                n, '' if n == 1 else 's'))
+                    name = me.get('username') if isinstance(me, dict) else None
+                    self.username = name if isinstance(name, str) else None
+                    self.log('connected as @%s; %d allowed user%s%s'
+                             % (printable(self.username or '?'), n, '' if n == 1 else 's',
+                                '; groups are served' if self.config.groups else ''))
+                _crash_point('polling')
                 updates = self.api.get_updates(offset=self.offset or None)
             except TelegramRetry as e:
                 attempt += 1
@@ -270,12 +343,19 @@ class TelegramChannel(Service):
             except TelegramError as e:
                 self._stop_with(e)
                 return
-            except Exception as e:        # a bug of ours: stop rather than spin
-                self._stop_with(TelegramError('the poller failed: %s: %s'
-                                              % (type(e).__name__, e)))
-                return
             attempt = 0
             self._recovered()
+            usable = [u for u in updates if isinstance(u, dict)
+                      and valid_update_id(u.get('update_id'))]
+            if updates and not usable:
+                # Only what no update id can be (a server gone wrong): it
+                # would come back at once at every call, so ask again
+                # after a pause, and never store such an id as the offset.
+                idle += 1
+                self._log_bogus(updates)
+                self.stopping.wait(min(backoff(idle), 5.0))
+                continue
+            idle = 0
             if updates:
                 _crash_point('fetched')
                 self.acked.clear()
@@ -285,34 +365,67 @@ class TelegramChannel(Service):
                 # Telegram: only once it is committed here.
                 self.acked.wait()
 
-    def intake(self, sched, updates):
+    def _log_bogus(self, updates):
+        for u in updates:
+            uid = u.get('update_id') if isinstance(u, dict) else None
+            key = repr(uid)[:40]
+            if key not in self.bogus and len(self.bogus) < 1000:
+                self.bogus.add(key)
+                self.log('ignored an update whose update_id %s is no update id' % printable(key))
+
+    def intake(self, sched, updates, skip=()):
         """Store a batch (run again from the start after a conflict); returns
         the log lines to write and the (chat, topic) places that got a
-        message, for after the commit."""
+        message, for after the commit.  Updates in `skip` only move the
+        offset on."""
         notes, places = [], []
         st = telegram_state(sched.world)
         for u in updates:
             uid = u.get('update_id') if isinstance(u, dict) else None
-            if not isinstance(uid, int):
+            if not valid_update_id(uid):
+                self._log_bogus([u])
                 continue
             if uid < st.offset:
                 st.skipped += 1
                 continue
             st.offset = uid + 1
-            m = update_message(u)
+            if uid in skip:
+                st.skipped += 1
+                continue
+            self.taking = uid
+            m, problem = read_update(u)
+            if problem is not None:
+                st.skipped += 1
+                notes.append('skipped update %d: %s' % (uid, problem))
+                continue
             if m is None:
-                other = update_non_text(u)
-                if other is not None and self.config.allows(other.user_id):
-                    sched.deliver(CHANNEL, thread_id(other.chat_id, other.message_thread_id),
-                                  NOT_TEXT)
-                continue          # not a user's text message: nothing for a skill
-            if not self.config.allows(m.user_id):
-                if m.user_id not in st.refused:
-                    st.refused[m.user_id] = time.time()
+                continue          # not a user's message: nothing for a skill
+            private = m.chat_id == m.user_id
+            if not private and not self.config.groups:
+                if m.chat_id not in st.refused:
+                    st.refused[m.chat_id] = time.time()
                     sched.deliver(CHANNEL, thread_id(m.chat_id, m.message_thread_id),
-                                  REFUSAL % m.user_id)
-                    notes.append('refused %s (user id %d); to let them in, add %d to '
-                                 'TELEGRAM_ALLOWED_USERS' % (m.user_name, m.user_id, m.user_id))
+                                  GROUP_NOTICE % (' (@%s)' % self.username if self.username
+                                                  else ''))
+                    notes.append('%s wrote in the group %d: told it once that the bot talks in '
+                                 'private chats only (TELEGRAM_GROUPS=1 serves groups, one '
+                                 'conversation per member)' % (printable(m.user_name), m.chat_id))
+                continue
+            member = None if private else m.user_id
+            tid = thread_id(m.chat_id, m.message_thread_id, member)
+            if not self.config.allows(m.user_id):
+                if m.text is not None and m.user_id not in st.refused:
+                    st.refused[m.user_id] = time.time()
+                    if private:       # in a group, strangers talk among themselves
+                        sched.deliver(CHANNEL, tid, REFUSAL % m.user_id)
+                    notes.append('refused %s (user id %d)%s; to let them in, add %d to '
+                                 'TELEGRAM_ALLOWED_USERS'
+                                 % (printable(m.user_name), m.user_id,
+                                    '' if private else ' in the group %d' % m.chat_id,
+                                    m.user_id))
+                continue
+            if m.text is None:
+                sched.deliver(CHANNEL, tid, NOT_TEXT)
                 continue
             user = st.users.get(m.user_id)
             if user is None:
@@ -321,19 +434,25 @@ class TelegramChannel(Service):
                 ops.set_field(user, 'name', m.user_name)     # they renamed themselves
                 if sched.world.watches:
                     sched.changed(user)
-            tid = thread_id(m.chat_id, m.message_thread_id)
             if _command(m.text) == '/timezone':
                 sched.deliver(CHANNEL, tid, set_timezone(user, m.text))
                 continue
-            receive(sched, '%s:%s' % (CHANNEL, tid), CHANNEL, tid, user, m.text, when=m.date)
+            thread = receive(sched, '%s:%s' % (CHANNEL, tid), CHANNEL, tid, user, m.text,
+                             when=m.date)
+            if member is not None and thread.type.lookup('reply_to') is not None:
+                ops.set_field(thread, 'reply_to', m.message_id)   # what our replies answer
             st.received += 1
             places.append((m.chat_id, m.message_thread_id))
+        self.taking = None
         return notes, places
 
     # ------------------------------------------------------------ outbox
     def dispatch(self, sched):
         """Hand the outbox's new Telegram entries to the sender, oldest first,
         after marking them as being sent."""
+        if self.lost_jobs.is_set():       # the sender restarted without its jobs
+            self.lost_jobs.clear()
+            self.inflight.clear()
         box = sched.world.outbox
         if not box.pending:
             return
@@ -352,13 +471,26 @@ class TelegramChannel(Service):
         for m in todo:
             self.inflight.add(m.seq)
             try:
-                chat, topic = parse_thread_id(m.thread_id)
+                chat, topic, member = parse_thread_id(m.thread_id)
             except ValueError:
                 self.results.put(('failed', m.seq, 'no Telegram chat in thread id %r'
                                   % (m.thread_id,)))
                 continue
             self.awaiting.pop((chat, topic), None)
-            self.jobs.put(_Job(m.seq, chat, topic, pieces_of(str(m.text)), m.done))
+            self.jobs.put(_Job(m.seq, chat, topic, pieces_of(str(m.text)), m.done,
+                               reply_to=self._reply_to(sched, m.thread_id, member),
+                               low=not self.config.allows(chat if member is None else member)))
+
+    def _reply_to(self, sched, tid, member):
+        """The message a group member's thread answers (their last one)."""
+        if member is None:
+            return None
+        ch = channels_module(sched.world)
+        thread = ch.ns['threads'].d.get('%s:%s' % (CHANNEL, tid)) if ch is not None else None
+        if thread is None or thread.type.lookup('reply_to') is None:
+            return None
+        mid = thread.get('reply_to')
+        return mid if type(mid) is int else None
 
     def show_typing(self, sched):
         """Renew "typing..." in the chats whose user waits for an answer,
@@ -467,7 +599,9 @@ class TelegramChannel(Service):
             jobs.append(new)
         seen = set()
         until = None
-        for job in jobs:
+        # Allowed users' messages first: a crowd of strangers, each refused
+        # once, must not delay an answer (each chat's messages keep their order).
+        for job in [j for j in jobs if not j.low] + [j for j in jobs if j.low]:
             if job.chat in seen:
                 continue
             seen.add(job.chat)
@@ -487,6 +621,7 @@ class TelegramChannel(Service):
 
     def _send(self, job):
         if job.next < len(job.pieces):
-            self.api.send_message(job.chat, job.pieces[job.next], job.topic)
+            self.api.send_message(job.chat, job.pieces[job.next], job.topic,
+                                  reply_to=job.reply_to)
             self.limiter.sent(job.chat)
             job.next += 1

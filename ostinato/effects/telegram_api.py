@@ -34,6 +34,7 @@ import logging
 import os
 import random
 import time
+import unicodedata
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional, Set
@@ -41,7 +42,7 @@ from urllib.parse import quote
 
 import requests
 
-from .net import exception_chain, is_loopback
+from .net import deadline, deadline_session, exception_chain, is_loopback, read_capped
 
 DEFAULT_API_URL = 'https://api.telegram.org'
 MAX_MESSAGE_LENGTH = 4096           # sendMessage: 1-4096 characters
@@ -49,6 +50,8 @@ DEFAULT_POLL_TIMEOUT = 30           # seconds a getUpdates call may wait on the 
 READ_MARGIN = 10.0                  # extra seconds before a silent long poll counts as dead
 CONNECT_TIMEOUT = 10.0
 REQUEST_TIMEOUT = 30.0              # read timeout of every call but getUpdates
+MAX_ANSWER = 16 << 20               # bytes: 100 updates are far less
+MAX_RETRY_AFTER = 600.0             # seconds: a longer flood wait is asked again after this
 MASK = '***'
 
 
@@ -136,7 +139,9 @@ class TelegramConfig:
     """How to reach the bot, and who may talk to it.
 
     `allowed_users` empty means nobody: the channel must ignore every message
-    (and should say so in its start-up log line).  `poll_timeout` is how long
+    (and should say so in its start-up log line).  `groups` (TELEGRAM_GROUPS)
+    serves group chats too, one conversation per member; without it the bot
+    talks in private chats only.  `poll_timeout` is how long
     one getUpdates call may wait on Telegram's side for a message; the HTTP
     read timeout is that plus `read_margin`, so a connection that died
     silently is noticed.
@@ -144,6 +149,7 @@ class TelegramConfig:
     token: str = field(default='', repr=False)
     api_url: str = DEFAULT_API_URL
     allowed_users: Set[int] = field(default_factory=set)
+    groups: bool = False
     poll_timeout: int = DEFAULT_POLL_TIMEOUT
     read_margin: float = READ_MARGIN
     connect_timeout: float = CONNECT_TIMEOUT
@@ -161,8 +167,18 @@ class TelegramConfig:
 
     @classmethod
     def from_env(cls, environ: Optional[Mapping[str, str]] = None, **overrides) -> 'TelegramConfig':
-        """TELEGRAM_BOT_TOKEN (required), TELEGRAM_API_URL, TELEGRAM_ALLOWED_USERS."""
+        """TELEGRAM_BOT_TOKEN (required), TELEGRAM_API_URL, TELEGRAM_ALLOWED_USERS,
+        TELEGRAM_GROUPS (1/true/yes/on), TELEGRAM_POLL_TIMEOUT (seconds a long
+        poll waits at Telegram, 0-50; default 30)."""
         env = os.environ if environ is None else environ
+        overrides.setdefault('groups', (env.get('TELEGRAM_GROUPS') or '').strip().lower()
+                             in ('1', 'true', 'yes', 'on'))
+        poll = (env.get('TELEGRAM_POLL_TIMEOUT') or '').strip()
+        if poll:
+            if not poll.isdigit() or int(poll) > 50:
+                raise TelegramError('TELEGRAM_POLL_TIMEOUT must be a whole number of seconds '
+                                    'from 0 to 50, not %r' % poll[:40])
+            overrides.setdefault('poll_timeout', int(poll))
         config = cls(token=env.get('TELEGRAM_BOT_TOKEN', ''),
                      api_url=env.get('TELEGRAM_API_URL') or DEFAULT_API_URL,
                      allowed_users=parse_allowed_users(env.get('TELEGRAM_ALLOWED_USERS')),
@@ -239,10 +255,11 @@ def _timed_out(exc: BaseException) -> bool:
 
 
 def _description(payload: Any, text: str) -> str:
+    """What the server said, as one printable line (it goes into the log)."""
     if isinstance(payload, dict) and payload.get('description'):
-        return ' '.join(str(payload['description']).split())[:500]
+        return printable(' '.join(str(payload['description']).split()), 500)
     body = ' '.join((text or '').split())
-    return body[:200] or '(empty body)'
+    return printable(body, 200) or '(empty body)'
 
 
 class TelegramAPI:
@@ -259,11 +276,10 @@ class TelegramAPI:
         self.config = config
         loopback = is_loopback(config.api_url)
         if session is None:
-            self._sessions = {'poll': requests.Session(), 'call': requests.Session()}
-            for s in self._sessions.values():
-                # A proxy from the environment must not capture a fake or local
-                # Bot API server on this machine.
-                s.trust_env = not loopback
+            # A proxy from the environment must not capture a fake or local
+            # Bot API server on this machine.
+            self._sessions = {'poll': deadline_session(trust_env=not loopback),
+                              'call': deadline_session(trust_env=not loopback)}
             self._own = True
         else:
             self._sessions = {'poll': session, 'call': session}
@@ -318,15 +334,19 @@ class TelegramAPI:
         result = self.call('getUpdates', params, read_timeout=timeout + self.config.read_margin,
                            session=self._sessions['poll'])
         if not isinstance(result, list):
-            raise TelegramError('getUpdates at %s answered %s instead of a list of updates'
+            # A garbled answer (a proxy's page, a cut body) passes: ask again.
+            raise TelegramRetry('getUpdates at %s answered %s instead of a list of updates'
                                 % (self.config.masked_url('getUpdates'), type(result).__name__),
                                 method='getUpdates')
         return result
 
     def send_message(self, chat_id: Any, text: str,
-                     message_thread_id: Optional[int] = None) -> dict:
+                     message_thread_id: Optional[int] = None,
+                     reply_to: Optional[int] = None) -> dict:
         """Send `text` as plain text (no parse_mode, so nothing in it is markup);
         returns the sent Message (its `message_id`, `date`, `chat`...).
+        With `reply_to`, as a reply to that message of the chat (sent all
+        the same if that message is gone).
 
         `text` must be 1-4096 characters and not blank: split longer texts
         with `split_text` first.  A TelegramRetry from a timeout is ambiguous:
@@ -340,6 +360,9 @@ class TelegramAPI:
         params: Dict[str, Any] = {'chat_id': chat_id, 'text': text}
         if message_thread_id is not None:
             params['message_thread_id'] = message_thread_id
+        if reply_to is not None:
+            params['reply_parameters'] = {'message_id': reply_to,
+                                          'allow_sending_without_reply': True}
         return self.call('sendMessage', params)
 
     def send_typing(self, chat_id: Any, message_thread_id: Optional[int] = None) -> bool:
@@ -363,23 +386,33 @@ class TelegramAPI:
         session = session or self._sessions['call']
         failure = None          # (kind, message): raised after the except block
         resp = None
-        try:
-            resp = session.post(url, json=params or {},
-                                timeout=(cfg.connect_timeout, read_timeout))
-            text = resp.text
-        except (requests.exceptions.InvalidURL, requests.exceptions.MissingSchema,
-                requests.exceptions.InvalidSchema, requests.exceptions.URLRequired):
-            failure = ('final', 'TELEGRAM_API_URL %r is not a usable http(s) URL' % cfg.api_url)
-        except requests.exceptions.ConnectTimeout:
-            failure = ('retry', 'cannot reach %s (no connection within %g s)'
-                       % (where, cfg.connect_timeout))
-        except requests.exceptions.ReadTimeout:
-            failure = ('retry', 'no answer from %s within %g s' % (where, read_timeout))
-        except requests.exceptions.RequestException as e:
-            if _timed_out(e):
-                failure = ('retry', 'no answer from %s within %g s' % (where, read_timeout))
-            else:
-                failure = ('retry', 'cannot reach %s (%s)' % (where, _why(e, cfg)))
+        slow = ('retry', 'no answer from %s within %g s' % (where, read_timeout))
+        # The read timeout bounds the whole answer (with the connection), so
+        # a server that drips it byte by byte cannot hold the poller.
+        with deadline(cfg.connect_timeout + read_timeout) as limit:
+            try:
+                resp = session.post(url, json=params or {}, stream=True,
+                                    timeout=(cfg.connect_timeout, read_timeout))
+                text = read_capped(resp, MAX_ANSWER)
+                if limit.expired:           # cut: what was read may be a part only
+                    failure = slow
+                elif text is None:
+                    failure = ('retry', '%s answered with more than %d bytes'
+                               % (where, MAX_ANSWER))
+            except (requests.exceptions.InvalidURL, requests.exceptions.MissingSchema,
+                    requests.exceptions.InvalidSchema, requests.exceptions.URLRequired):
+                failure = ('final', 'TELEGRAM_API_URL %r is not a usable http(s) URL'
+                           % cfg.api_url)
+            except requests.exceptions.ConnectTimeout:
+                failure = ('retry', 'cannot reach %s (no connection within %g s)'
+                           % (where, cfg.connect_timeout))
+            except requests.exceptions.ReadTimeout:
+                failure = slow
+            except requests.exceptions.RequestException as e:
+                if limit.expired or _timed_out(e):
+                    failure = slow
+                else:
+                    failure = ('retry', 'cannot reach %s (%s)' % (where, _why(e, cfg)))
         # Raised here, outside the handler, so no requests exception (whose
         # text holds the full URL) is chained to ours.
         if failure is not None:
@@ -393,7 +426,7 @@ class TelegramAPI:
         redact = self.config.redact
         try:
             payload = json.loads(text) if text.strip() else None
-        except ValueError:
+        except (ValueError, RecursionError):
             payload = None
         if isinstance(payload, dict) and payload.get('ok') is True and 200 <= status < 300:
             return payload.get('result')
@@ -405,7 +438,9 @@ class TelegramAPI:
 
         if 429 in (status, code):
             after = params.get('retry_after')
-            after = float(after) if isinstance(after, (int, float)) and after >= 0 else None
+            # 1e400, 10**400 or a year: ask again sooner; NaN or junk: back off.
+            after = float(min(after, MAX_RETRY_AFTER)) if isinstance(after, (int, float)) and \
+                not isinstance(after, bool) and after >= 0 else None
             raise TelegramRetry('%s: flood control (HTTP 429: %s)%s'
                                 % (where, description,
                                    '; retry after %g s' % after if after is not None else ''),
@@ -433,8 +468,10 @@ class TelegramAPI:
                                 'TELEGRAM_API_URL does not point at a Bot API server'
                                 % (where, description),
                                 method=method, status=status, description=description)
-        if status < 300 and not isinstance(payload, dict):
-            raise TelegramError('%s did not answer like the Telegram Bot API (HTTP %d: %s); '
+        if status < 300:
+            # A garbled 2xx (a proxy's page, a cut body, `ok` missing): it
+            # may pass, and ending the bot for it would end it for good.
+            raise TelegramRetry('%s did not answer like the Telegram Bot API (HTTP %d: %s); '
                                 'is TELEGRAM_API_URL right?' % (where, status, description),
                                 method=method, status=status)
         migrate = params.get('migrate_to_chat_id')
@@ -455,48 +492,121 @@ class IncomingMessage(NamedTuple):
     message_id: int
 
 
+MAX_TEXT = 65536              # Telegram's own limit is 4096; more is not a real message
+MAX_NAME = 128
+MAX_ID = 1 << 53               # user and chat ids have at most 52 significant bits
+MAX_UPDATE_ID = 1 << 31        # update ids are 32-bit (an offset above them deafens the poller)
+MAX_DATE = 253402300799        # 9999-12-31T23:59:59Z, the last time the clock can show
+
+
+def _int_in(value: Any, low: int, high: int) -> bool:
+    return type(value) is int and low <= value < high
+
+
+def valid_update_id(value: Any) -> bool:
+    """Whether `value` can be an update_id: storing a bigger one as the
+    offset would ask Telegram for updates that never come."""
+    return _int_in(value, 0, MAX_UPDATE_ID)
+
+
+_UNPRINTABLE = {'Cc', 'Cf', 'Zl', 'Zp', 'Cs', 'Co', 'Cn'}
+
+
+def printable(text: Any, limit: int = 200) -> str:
+    """`text` for one line of the operator's log: control and format
+    characters (a newline, an ANSI escape, a right-to-left override) are
+    shown escaped, so a user's name cannot forge or colour a log line."""
+    text = str(text)
+    if len(text) > limit:
+        text = text[:limit] + '...'
+    if text.isprintable():
+        return text
+    return ''.join(c if unicodedata.category(c) not in _UNPRINTABLE or c == ' '
+                   else c.encode('unicode_escape').decode('ascii') for c in text)
+
+
+def _clean_name(text: str) -> str:
+    """A name as one line of plain text: control and format characters
+    become spaces, runs of spaces one (a name goes into the chat log the
+    model reads, where a line break would forge a line)."""
+    text = ''.join(' ' if unicodedata.category(c) in _UNPRINTABLE else c
+                   for c in text[:MAX_NAME * 4])
+    return ' '.join(text.split())[:MAX_NAME]
+
+
 def user_display_name(user: Mapping[str, Any]) -> str:
     """'First Last', else the @username (without @), else 'user <id>'."""
-    name = ' '.join(str(p).strip() for p in (user.get('first_name'), user.get('last_name'))
-                    if p and str(p).strip())
-    return name or str(user.get('username') or '').strip() or 'user %s' % user.get('id')
+    name = _clean_name(' '.join(p for p in (user.get('first_name'), user.get('last_name'))
+                                if isinstance(p, str)))
+    username = user.get('username')
+    return name or (_clean_name(username) if isinstance(username, str) else '') \
+        or 'user %s' % user.get('id')
+
+
+def read_update(update: Any):
+    """(the user's message, None) for an update holding a message from a
+    user -- its `text` None when it is no text (a photo, a sticker...);
+    (None, None) for anything else (edits, channel posts, bots, joins...);
+    (None, what is wrong) for an update whose message cannot be used (a
+    date that is no number, an id that is no id...).  Never raises: every
+    field comes from outside and is checked here, at the edge.
+
+    `message_thread_id` is the forum topic the message was written in, else
+    None: Telegram also sets message_thread_id on replies in ordinary
+    supergroups, where sending to it fails, so it is kept only for topic
+    messages.  A private chat's id is its user's id."""
+    if not isinstance(update, Mapping):
+        return None, 'the update is not an object'
+    message = update.get('message')
+    if message is None:
+        return None, None
+    if not isinstance(message, Mapping):
+        return None, 'its message is not an object'
+    user, chat = message.get('from'), message.get('chat')
+    if user is None:
+        return None, None                   # a channel post: nobody to answer
+    if not isinstance(user, Mapping) or not isinstance(chat, Mapping):
+        return None, 'its sender or chat is not an object'
+    if user.get('is_bot') is True:
+        return None, None
+    problems = []
+    if not _int_in(user.get('id'), 1, MAX_ID):
+        problems.append("the sender's id")
+    if not _int_in(chat.get('id'), -MAX_ID * 1000, MAX_ID):
+        problems.append("the chat's id")    # supergroups: -100 followed by the group id
+    if not _int_in(message.get('message_id'), 0, 1 << 63):
+        problems.append('message_id')
+    if not _int_in(message.get('date'), 0, MAX_DATE + 1):
+        problems.append('date')
+    text = message.get('text')
+    if text is not None and not isinstance(text, str):
+        problems.append('text')
+    elif isinstance(text, str) and len(text) > MAX_TEXT:
+        problems.append('text (%d characters)' % len(text))
+    if problems:
+        return None, 'its %s cannot be used' % ', '.join(problems)
+    topic = message.get('message_thread_id') if message.get('is_topic_message') is True else None
+    return IncomingMessage(chat_id=chat['id'],
+                           message_thread_id=topic if _int_in(topic, 1, 1 << 63) else None,
+                           user_id=user['id'],
+                           user_name=user_display_name(user),
+                           text=text if text else None,
+                           date=message['date'],
+                           message_id=message['message_id']), None
+
+
+def update_message(update: Mapping[str, Any]) -> Optional[IncomingMessage]:
+    """The text message a user sent, from one getUpdates update, or None for
+    anything else (see `read_update`)."""
+    m, _ = read_update(update)
+    return m if m is not None and m.text is not None else None
 
 
 def update_non_text(update: Mapping[str, Any]) -> Optional[IncomingMessage]:
     """A user's message without text (a photo, a sticker, a voice note...),
     with `text` empty; None for anything else."""
-    message = update.get('message') if isinstance(update, Mapping) else None
-    if not isinstance(message, Mapping) or isinstance(message.get('text'), str):
-        return None
-    return update_message({'message': dict(message, text='')})
-
-
-def update_message(update: Mapping[str, Any]) -> Optional[IncomingMessage]:
-    """The text message a user sent, from one getUpdates update, or None for
-    anything else (edits, photos, stickers, channel posts, bots, joins...).
-
-    `message_thread_id` is the forum topic the message was written in, else
-    None: Telegram also sets message_thread_id on replies in ordinary
-    supergroups, where sending to it fails, so it is kept only for topic
-    messages.
-    """
-    message = update.get('message') if isinstance(update, Mapping) else None
-    if not isinstance(message, Mapping):
-        return None
-    text, chat, user = message.get('text'), message.get('chat'), message.get('from')
-    if not isinstance(text, str) or not isinstance(chat, Mapping) or not isinstance(user, Mapping):
-        return None
-    if user.get('is_bot') or not isinstance(user.get('id'), int) \
-            or not isinstance(chat.get('id'), int):
-        return None
-    thread = message.get('message_thread_id') if message.get('is_topic_message') else None
-    return IncomingMessage(chat_id=chat['id'],
-                           message_thread_id=thread if isinstance(thread, int) else None,
-                           user_id=user['id'],
-                           user_name=user_display_name(user),
-                           text=text,
-                           date=int(message.get('date') or 0),
-                           message_id=int(message.get('message_id') or 0))
+    m, _ = read_update(update)
+    return m._replace(text='') if m is not None and m.text is None else None
 
 
 # --- pure helpers ------------------------------------------------------------

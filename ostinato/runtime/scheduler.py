@@ -26,6 +26,7 @@ from ..vm.blocks import UnrunnableCode
 from ..vm.interp import VM, Host, where_of
 from ..vm.printing import to_str
 from ..vm.values import Frame, OModule, OstError, Task
+from .store import StoreFailed, TooDeep
 from .world import Watch, World
 
 
@@ -580,6 +581,9 @@ class Scheduler(Host):
                 self.end_turn()
             except ConflictError:
                 self.abort()
+            except StoreFailed:
+                self.abort()
+                raise                       # the disk: no task's fault, and none can go on
             except Exception:
                 # The commit refused something of one of the turns (a value
                 # that does not store): run them again one commit each, so
@@ -631,6 +635,11 @@ class Scheduler(Host):
                 return
             except Exception as e:  # a bug of ours: the task fails, the rest goes on
                 self.abort()
+                if isinstance(e, StoreFailed):
+                    raise                   # the disk: no task's fault, and none can go on
+                if isinstance(e, TooDeep):
+                    self.fail_task(task, str(e))
+                    return
                 where = self.diagnose_unstorable(task) if _is_pickling_error(e) else None
                 if where is not None:
                     self.fail_task(task, 'cannot store %s' % where)

@@ -10,6 +10,7 @@ ZEO server (`--db zeo://HOST:PORT`) to share the tasks with other workers.
 """
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import threading
@@ -20,7 +21,11 @@ from .store import Store, StoreError, open_storage
 
 
 def socket_path_for(db_path):
-    return os.path.abspath(db_path) + '.sock'
+    """Where `serve` listens for a database: in a folder of its own beside
+    the database that only its owner may enter (some systems ignore the
+    modes of a socket itself; PostgreSQL's socket directory is the same
+    idea)."""
+    return os.path.join(os.path.abspath(db_path) + '.serve', 'socket')
 
 
 def live_socket(db_path):
@@ -53,11 +58,41 @@ def attach(db=None, memory=False):
     return Store(db)
 
 
+def _private_folder(path):
+    """Make `path` a folder only this user may enter, or refuse one that
+    someone else owns (it could be a trap in a shared folder)."""
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    st = os.lstat(path)
+    import stat
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+        raise StoreError('%s is not a folder of this user: serve puts its socket there, so '
+                         'remove it (or serve a database in another folder)' % path)
+    if stat.S_IMODE(st.st_mode) != 0o700:
+        os.chmod(path, 0o700)
+
+
+class _ClientLeft(logging.Filter):
+    """ZEO logs, as an error, every client whose connection ends with a
+    reset or a broken pipe -- which is how `ostinato tasks` and a repl that
+    was left say goodbye.  That is no error of the server."""
+
+    def filter(self, record):
+        return not (str(record.msg).startswith('Disconnected') and record.args
+                    and record.args[0] in ('BrokenPipeError', 'ConnectionResetError'))
+
+
+logging.getLogger('ZEO.asyncio.server').addFilter(_ClientLeft())
+
+
 class ZEOThread:
     """A ZEO storage server for one storage, on a unix socket, in a thread."""
 
     def __init__(self, storage, path):
         from ZEO.StorageServer import StorageServer
+        _private_folder(os.path.dirname(path))
         if os.path.exists(path):
             os.unlink(path)        # a stale socket of a process that is gone
         old = os.umask(0o177)      # 0600 from the moment it exists
@@ -78,6 +113,10 @@ class ZEOThread:
         finally:
             if os.path.exists(self.path):
                 os.unlink(self.path)
+            try:
+                os.rmdir(os.path.dirname(self.path))
+            except OSError:
+                pass        # not empty (not ours alone) or gone
 
 
 class Server:

@@ -7,6 +7,7 @@ socket path (`zeo:PATH`) attaches to a ZEO server.  Only `runtime/` (and
 """
 from __future__ import annotations
 
+import logging
 import os
 import sys
 
@@ -22,6 +23,51 @@ ROOT_KEY = 'ostinato'
 
 class StoreError(Exception):
     """A database that cannot be opened; the message says what to do."""
+
+
+class StoreFailed(StoreError):
+    """A commit could not be written (the disk is full, an I/O error).  The
+    process must stop: what was committed before is intact, and the same
+    command continues from there once the cause is fixed."""
+
+
+class TooDeep(Exception):
+    """A commit failed because a value is nested too deeply to be stored
+    (tuples inside tuples: every other container is a record of its own)."""
+
+
+class _IndexNotSaved(logging.Filter):
+    """Closing after a failed write (a full disk) cannot save the index; the
+    next open rebuilds it, so it is nothing to report with a traceback."""
+
+    def filter(self, record):
+        return not str(record.msg).startswith('Error saving index')
+
+
+logging.getLogger('ZODB.FileStorage').addFilter(_IndexNotSaved())
+# A commit that failed also fails to clean up after itself, and the
+# transaction package logs that at ERROR with a traceback (on a logger per
+# thread, under 'txn'); the failure is reported once, in words
+# (StoreFailed).  What it logs as CRITICAL (a failure in the second phase
+# of a commit) is still shown.
+logging.getLogger('txn').setLevel(logging.CRITICAL)
+
+
+def _committing(commit, abort, where):
+    """Run `commit`; a failure of the disk or of the value's depth is undone
+    and raised as what it means."""
+    try:
+        commit()
+    except RecursionError:
+        abort()
+        raise TooDeep('cannot store a value nested this deeply (tuples or curried functions '
+                      'inside each other, thousands of levels deep); the turn was undone') \
+            from None
+    except OSError as e:
+        abort()
+        raise StoreFailed('cannot write the database %s: %s. Nothing committed before is '
+                          'lost: make room (or fix the disk) and run the same command again '
+                          'to continue' % (where, e.strerror or e)) from None
 
 
 def default_db_path():
@@ -46,6 +92,63 @@ def _process_name(pid):
         return None
 
 
+def private_files():
+    """From now on this process creates files for its owner only: the
+    database (.fs), its .index, .tmp, .lock and .pack files hold every chat.
+    As PostgreSQL's server does at start (umask 077), for the whole
+    process, since ZODB creates some of them long after the open (the index
+    at close, the pack file)."""
+    os.umask(os.umask(0o077) | 0o077)
+
+
+def warn_if_readable(path, err=None):
+    """Say so when an existing database can be read by other users of the
+    machine (made before its files were private, or copied): they could
+    read every chat in it.  Its files are left as they are: the owner
+    decides."""
+    import stat
+    import sys
+    open_to_others = []
+    for name in (path, path + '.index'):
+        try:
+            mode = os.stat(name).st_mode
+        except OSError:
+            continue
+        if stat.S_ISREG(mode) and mode & 0o044:
+            open_to_others.append((name, stat.S_IMODE(mode)))
+    if open_to_others:
+        (err or sys.stderr).write(
+            'ostinato: warning: other users of this machine can read the database %s (%s); '
+            'it holds every chat: make it private with  chmod 600 %s\n'
+            % (path, ', '.join('%s is %04o' % (os.path.basename(n), m)
+                               for n, m in open_to_others),
+               ' '.join(_quoted(n) for n, _ in open_to_others)))
+
+
+def _quoted(path):
+    import shlex
+    return shlex.quote(path)
+
+
+def _what_to_do(cmdline):
+    """What the user can do about a database another process holds, by
+    what that process is."""
+    words = (cmdline or '').split()
+    command = next((w for w in words if w in ('run', 'serve', 'repl', 'db')), None) \
+        if any('ostinato' in w for w in words) else None
+    if command == 'serve':
+        return ("A running 'ostinato serve' shares it: use 'ostinato repl' or 'ostinato tasks', "
+                "which attach to it.")
+    if command in ('run', 'repl', 'db'):
+        return ("'ostinato %s' holds it alone until it ends: wait for it or stop it (Ctrl-C "
+                "stops it between two turns; nothing is lost).  'ostinato tasks' can look at "
+                "it meanwhile (read-only).  To share a database while it runs, run it with "
+                "'ostinato serve', which 'ostinato repl' and 'ostinato tasks' attach to."
+                % command)
+    return ("A running 'ostinato serve' would share it through 'ostinato repl' and "
+            "'ostinato tasks'; any other process holds it alone until it ends.")
+
+
 def open_storage(address=None, memory=False, read_only=False):
     """A ZODB storage for `address` (a file path, `zeo://HOST:PORT` or
     `zeo:SOCKET`), or an in-memory one."""
@@ -63,18 +166,18 @@ def open_storage(address=None, memory=False, read_only=False):
         return ClientStorage(addr, wait_timeout=10, read_only=read_only)
     from ZODB.FileStorage import FileStorage
     import zc.lockfile
+    private_files()
+    warn_if_readable(address)
     try:
         return FileStorage(address, read_only=read_only)
     except zc.lockfile.LockError:
         pid = _lock_holder(address)
         who = ''
+        name = _process_name(pid) if pid else None
         if pid:
-            name = _process_name(pid)
             who = ' by process %d%s' % (pid, ' (%s)' % name if name else '')
-        raise StoreError(
-            "the database %s is in use%s.\n"
-            "A running 'ostinato serve' shares it: use 'ostinato repl' or 'ostinato tasks', "
-            "which attach to it." % (address, who)) from None
+        raise StoreError("the database %s is in use%s.\n%s"
+                         % (address, who, _what_to_do(name))) from None
     except OSError as e:
         raise StoreError('cannot open the database %s: %s' % (
             address, e.strerror or e)) from None
@@ -135,7 +238,7 @@ class Store:
     def commit(self, note=None):
         if note:
             self.tm.get().note(note)
-        self.tm.commit()
+        _committing(self.tm.commit, self.tm.abort, self.address or 'in memory')
 
     def abort(self):
         self.tm.abort()
@@ -149,7 +252,7 @@ class Store:
             self.tm.abort()
             try:
                 result = fn()
-                self.tm.commit()
+                _committing(self.tm.commit, self.tm.abort, self.address or 'in memory')
                 return result
             except ConflictError:
                 self.tm.abort()
@@ -161,7 +264,10 @@ class Store:
             self.tm.abort()
             self.conn.close()
         finally:
-            self.db.close()
+            try:
+                self.db.close()
+            except OSError:
+                pass        # the index was not saved (a full disk): the next open rebuilds it
             # The predefined Error type of a closed database must not leak into
             # later runs in this process.
             V.set_error_type(V.make_error_type())

@@ -11,6 +11,9 @@ the problem into an `OstSyntaxError`.
 from __future__ import annotations
 
 
+SHOWN = 160         # characters of the source line shown under the message
+
+
 class OstSyntaxError(Exception):
     """A syntax error at `line`:`col` (from 1, counting code points)."""
 
@@ -29,9 +32,17 @@ class OstSyntaxError(Exception):
 
     def format(self) -> str:
         """The three-line report: location and message, the source line, and
-        a caret under the column."""
-        caret = ' ' * max(self.col - 1, 0) + '^'
-        return '%s\n%s\n%s' % (self.header(), self.source_line, caret)
+        a caret under the column.  A long line is shown around the column."""
+        line, col = self.source_line, max(self.col - 1, 0)
+        if len(line) > SHOWN:
+            start = max(0, min(col - SHOWN // 2, len(line) - SHOWN))
+            shown = line[start:start + SHOWN]
+            if start > 0:
+                shown, col = '...' + shown, col - start + 3
+            if start + SHOWN < len(line):
+                shown += '...'
+            line = shown
+        return '%s\n%s\n%s' % (self.header(), line, ' ' * col + '^')
 
     def __str__(self) -> str:
         return self.header()

@@ -103,7 +103,9 @@ def parse(source: str, filename: str) -> ast.Module:
         text = text[1:]
     session = _Session(text)
     try:
+        _check_lines(text)
         module = session.parse_file()
+        _check_nesting(module)
     except SyntaxProblem as problem:
         raise session.error(filename, problem.message, problem.line, problem.col) from None
     except RecursionError:
@@ -115,6 +117,63 @@ def parse(source: str, filename: str) -> ast.Module:
                             % (type(exc).__name__, exc), line, col) from None
     module.filename = filename
     return module
+
+
+# A program is compiled by walking its tree recursively, and so are a few
+# checks on it; CPython refuses a 10,000-term sum the same way ("too many
+# nested parentheses", "maximum recursion depth exceeded during
+# compilation").  Real code stays far below both limits; generated code that
+# does not gets a syntax error that says what to change, not a crash.
+MAX_NESTING = 500
+MAX_LINE = 1_000_000
+
+
+def _check_lines(text: str) -> None:
+    """A line of more than MAX_LINE characters is refused before it is
+    scanned (error messages quote the line, and nobody writes one)."""
+    if len(text) <= MAX_LINE:
+        return
+    start = 0
+    line = 1
+    while True:
+        end = text.find('\n', start)
+        stop = len(text) if end < 0 else end
+        if stop - start > MAX_LINE:
+            raise SyntaxProblem('line %d is %d characters long, more than the %d allowed; '
+                                'split it, or read long data from a file'
+                                % (line, stop - start, MAX_LINE), line, MAX_LINE + 1)
+        if end < 0:
+            return
+        start = end + 1
+        line += 1
+
+
+def _node_children(node):
+    for value in vars(node).values():
+        if isinstance(value, ast.Node):
+            yield value
+        elif isinstance(value, (list, tuple)):
+            todo = [value]
+            while todo:
+                for v in todo.pop():
+                    if isinstance(v, ast.Node):
+                        yield v
+                    elif isinstance(v, (list, tuple)):
+                        todo.append(v)
+
+
+def _check_nesting(module: ast.Module) -> None:
+    """Refuse a tree nested more than MAX_NESTING levels deep (expressions
+    inside expressions, blocks inside blocks), found without recursion."""
+    stack = [(module, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_NESTING:
+            raise SyntaxProblem('nested too deeply: more than %d levels of expressions and '
+                                'blocks inside each other (a long chain of operators counts '
+                                'one level per operator); split it into several statements '
+                                'or functions' % MAX_NESTING, node.line, node.col)
+        stack.extend((child, depth + 1) for child in _node_children(node))
 
 
 def _decode(data: bytes, filename: str) -> str:

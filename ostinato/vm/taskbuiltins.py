@@ -23,9 +23,19 @@ def b_raise(vm, value):
     raise OstRaise(value)
 
 
+MAX_SLEEP = 10 ** 9      # seconds (about 31 years): a wake time the clock can hold
+
+
 def b_sleep(vm, seconds):
     if type(seconds) not in (int, float):
         raise OstError('sleep() does not accept %s' % kind(seconds))
+    if seconds != seconds:
+        raise OstError('sleep() needs a number of seconds, not nan')
+    if seconds > MAX_SLEEP:
+        shown = ('a %d-digit number of' % len(str(seconds)) if type(seconds) is int
+                 and seconds > 10 ** 20 else '%g' % seconds)
+        raise OstError('sleep() cannot wait %s seconds; at most %d (about 31 years)'
+                       % (shown, MAX_SLEEP))
     raise Suspend(('sleep', seconds))
 
 

@@ -17,6 +17,8 @@ the fake received:
         fake.hold({'late': True})              # answer only when the test calls fake.release()
         fake.model_not_found()                 # the server's "unknown model" answer
         fake.hang_up()                         # close the connection without answering
+        fake.drip({'late': True}, every=0.2)   # send the answer one byte at a time
+        fake.drip(..., headers=True)           # ... its headers too
         ...
         fake.refuse()                          # stop listening: connections are refused
         fake.resume()                          # listen on the same port again
@@ -137,6 +139,13 @@ class FakeServer:
     def hang_up(self) -> None:
         self._push(('hangup',))
 
+    def drip(self, value: Any = None, every: float = 0.2, headers: bool = False) -> None:
+        """Answer `value` (as in `reply`), but one byte every `every` seconds:
+        the whole answer when `headers`, else the body after prompt headers.
+        A server that never stops sending defeats a per-read timeout."""
+        then = ('text', value if isinstance(value, str) else json.dumps(value), {})
+        self._push(('drip', every, headers, then))
+
     @property
     def bodies(self) -> list:
         return [r['body'] for r in self.requests
@@ -197,8 +206,29 @@ class FakeServer:
                 self._perform(handler, behaviour[1], body)
         elif kind == 'hangup':
             handler.close_connection = True
+        elif kind == 'drip':
+            _, every, headers, then = behaviour
+            payload = self.chat_payload(then[1], body, then[2])
+            self._drip(handler, 200, payload, every, headers)
         else:
             raise ValueError('unknown behaviour %r' % (kind,))
+
+    def _drip(self, handler, status, payload, every, headers) -> None:
+        data = (payload if isinstance(payload, str) else json.dumps(payload)).encode('utf-8')
+        head = ('HTTP/1.1 %d OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n'
+                '\r\n' % (status, len(data))).encode('ascii')
+        handler.close_connection = True
+        try:
+            if not headers:
+                handler.wfile.write(head)
+                handler.wfile.flush()
+            for b in (head if headers else b'') + data:
+                if self._stopped.wait(every):
+                    return
+                handler.wfile.write(bytes([b]))
+                handler.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass                             # the client gave up: what the test wants
 
     def _send(self, handler, status: int, payload) -> None:
         text = payload if isinstance(payload, str) else json.dumps(payload)

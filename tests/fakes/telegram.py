@@ -17,6 +17,8 @@ refused connections.  It speaks the Bot API's shapes — every answer is
         tg.fail_next('getUpdates', 500, 'Internal Server Error')
         tg.raw_next('getUpdates', 502, '<html>Bad Gateway</html>')   # a proxy's page
         tg.hang_next('getUpdates')          # accept, never answer (until stop)
+        tg.drip_next('getUpdates', every=0.5)   # answer one byte at a time
+        tg.push_raw({'update_id': 'x', ...})    # a hostile update, kept in arrival order
         tg.set_webhook('https://x')         # getUpdates gets 409 until deleteWebhook
         ...
         tg.refuse()                         # stop listening: connections are refused
@@ -78,12 +80,15 @@ class FakeTelegram(FakeServer):
         self.actions: list = []             # sendChatAction bodies ("typing...")
         self.webhook: Optional[str] = None
         self.allowed_updates = None         # as last given to getUpdates
-        self._updates: list = []            # unconfirmed updates, by update_id
+        self._updates: list = []            # unconfirmed updates, by _order
         self._next_update_id = first_update_id
         self._next_message_id = 1
         self._poll_generation = 0
         self._behaviours = defaultdict(deque)
         self._cond = threading.Condition(self._lock)
+        self._raw_order = {}                # id of a hostile update -> its place
+        self._raw_seq = 0
+        self._keep = []                     # keeps those ids alive
 
     @property
     def api_url(self) -> str:
@@ -105,9 +110,27 @@ class FakeTelegram(FakeServer):
                 update['update_id'] = self._next_update_id
             self._next_update_id = max(self._next_update_id, update['update_id']) + 1
             self._updates.append(update)
-            self._updates.sort(key=lambda u: u['update_id'])
+            self._updates.sort(key=self._order)
             self._cond.notify_all()
         return update
+
+    def push_raw(self, update) -> None:
+        """Queue anything as an update, as a broken or hostile server would
+        send it: one whose update_id is no int (or missing) goes after the
+        updates queued so far, and an offset beyond that place confirms it."""
+        with self._cond:
+            if not (isinstance(update, dict) and type(update.get('update_id')) is int):
+                self._raw_seq += 1
+                self._raw_order[id(update)] = (self._next_update_id, self._raw_seq)
+                self._keep.append(update)
+            self._updates.append(update)
+            self._updates.sort(key=self._order)
+            self._cond.notify_all()
+
+    def _order(self, u):
+        if isinstance(u, dict) and type(u.get('update_id')) is int:
+            return (u['update_id'], 0)
+        return self._raw_order.get(id(u), (self._next_update_id, 0))
 
     def user_writes(self, user_id: int, text: str, chat_id: Optional[int] = None,
                     name: str = 'Ann', thread_id: Optional[int] = None,
@@ -156,6 +179,12 @@ class FakeTelegram(FakeServer):
         """The next call of `method` gets `text` (not JSON) with HTTP `status`."""
         with self._lock:
             self._behaviours[method.lower()].append(('answer', status, text))
+
+    def drip_next(self, method: str, every: float = 0.5) -> None:
+        """The next call of `method` is answered normally, but one byte every
+        `every` seconds (headers included)."""
+        with self._lock:
+            self._behaviours[method.lower()].append(('drip', every))
 
     def hang_next(self, method: str) -> None:
         """The next call of `method` is accepted and never answered (until stop)."""
@@ -216,6 +245,10 @@ class FakeTelegram(FakeServer):
                 self._stopped.wait()
                 handler.close_connection = True
                 return
+            if behaviour[0] == 'drip':
+                capture = _Capture()
+                getattr(self, '_m_' + name)(capture, params)
+                return self._drip(handler, capture.status, capture.payload, behaviour[1], True)
             return self._answer(handler, behaviour[1], behaviour[2])
         getattr(self, '_m_' + name)(handler, params)
 
@@ -275,14 +308,14 @@ class FakeTelegram(FakeServer):
                 generation = self._poll_generation
                 self._cond.notify_all()     # an older waiting poll is now superseded
                 if isinstance(offset, int):
-                    self._updates = [u for u in self._updates if u['update_id'] >= offset]
+                    self._updates = [u for u in self._updates if self._order(u)[0] >= offset]
                 answer = None
                 while answer is None:
                     if generation != self._poll_generation:
                         answer = (409, self._error(409, DESCRIPTIONS[409]))
                         break
-                    ready = [u for u in self._updates
-                             if not isinstance(offset, int) or u['update_id'] >= offset][:limit]
+                    ready = [u for u in self._updates if not isinstance(offset, int)
+                             or self._order(u)[0] >= offset][:limit]
                     remaining = deadline - time.monotonic()
                     if ready or remaining <= 0 or self._stopped.is_set():
                         answer = (200, {'ok': True, 'result': ready})
@@ -300,4 +333,12 @@ class FakeTelegram(FakeServer):
         self._answer(handler, 200, {'ok': True, 'result': result})
 
     def _answer(self, handler, status: int, payload) -> None:
+        if isinstance(handler, _Capture):
+            handler.status, handler.payload = status, payload
+            return
         self._send(handler, status, payload)
+
+
+class _Capture:
+    """Stands in for the request handler to keep an answer (to drip it)."""
+    status = payload = None

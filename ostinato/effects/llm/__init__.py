@@ -21,8 +21,9 @@ contract ("Reply with a JSON object matching this JSON schema: ..."), for
 every backend, since constrained decoding does not show the schema to the
 model.
 `complete` raises `LLMError` (final; the message starts 'llm: ') or
-`LLMUnavailable` (transient: the caller retries later), or its kind
-`LLMCrashed` (the model's process died on this request: retried once).
+`LLMUnavailable` (transient: the caller retries later), or its kinds
+`LLMCrashed` (the model's process died on this request: retried once) and
+`LLMTimeout` (no reply within the timeout: retried a few times only).
 `complete(request, progress=f)` calls f(attempt, tokens) while a backend
 that can tell (the embedded one) generates, for a progress display.
 
@@ -33,6 +34,6 @@ answers, else the embedded model.
 """
 from .client import LLMClient
 from .config import LLMConfig
-from .errors import LLMCrashed, LLMError, LLMUnavailable
+from .errors import LLMCrashed, LLMError, LLMTimeout, LLMUnavailable
 
-__all__ = ['LLMClient', 'LLMConfig', 'LLMCrashed', 'LLMError', 'LLMUnavailable']
+__all__ = ['LLMClient', 'LLMConfig', 'LLMCrashed', 'LLMError', 'LLMTimeout', 'LLMUnavailable']

@@ -17,7 +17,8 @@ from typing import Callable, Optional
 from .base import Ask, Backend
 from .config import DEFAULT_OLLAMA_MODEL, LLMConfig, check_backend
 from .errors import LLMError
-from .replies import check_reply, check_schema, describe, reask_message, user_prompt
+from .replies import (MAX_REPLY, check_reply, check_schema, describe, reask_message,
+                      user_prompt)
 
 MAX_ATTEMPTS = 3
 
@@ -123,6 +124,12 @@ class LLMClient:
                 report = (lambda n, attempt=attempt: progress(attempt + 1, n))
             turn = backend.chat(Ask(request=request, messages=sent, schema=schema, model=model,
                                     temperature=temperature, attempt=attempt, progress=report))
+            if len(turn.raw) > MAX_REPLY:
+                # Not re-asked: the model would be shown the whole reply again,
+                # and the log would keep it in every exchange.
+                raise LLMError('llm: the model replied with %d characters, more than the %d a '
+                               'reply may have (it began: %s)'
+                               % (len(turn.raw), MAX_REPLY, ' '.join(turn.raw[:80].split())))
             reply, problem = check_reply(turn.raw, schema)
             told = describe(problem, turn.truncated, turn.limit) if problem else None
             exchanges.append({'messages': sent, 'raw': turn.raw, 'problem': told,

@@ -10,6 +10,10 @@ logs each time, so it must name the server and the likely fix.
 the model's process died while answering it.  The queue asks once more, and
 if the process dies on the same request again, answers it with an error
 instead of crashing the model forever.
+`LLMTimeout` is the transient failure that counts too: the server took the
+request and gave no reply within the timeout; after a few of those in a
+row the request fails (like an activity's start-to-close timeout and
+retry limit in Temporal), since asking again may only load the model more.
 """
 
 
@@ -35,3 +39,7 @@ class LLMUnavailable(Exception):
 class LLMCrashed(LLMUnavailable):
     """The model's process died (or hung) while answering this request; its
     message says how it ended and where its log is."""
+
+
+class LLMTimeout(LLMUnavailable):
+    """The server took the request but gave no reply within the timeout."""

@@ -2,9 +2,10 @@
 
 Both HTTP backends sort failures the same way, and the sorting is what the
 durable queue acts on: anything that may pass by waiting (refused, timed
-out, cut off, HTTP 5xx or 429) becomes `LLMUnavailable` with one log line
-naming the server; everything else is returned to the backend, which knows
-how its server words a rejection.
+out, cut off, HTTP 5xx or 429) becomes `LLMUnavailable` (`LLMTimeout` for
+no reply in time) with one log line naming the server; an answer too big
+to be a reply is a final `LLMError`; everything else is returned to the
+backend, which knows how its server words a rejection.
 """
 from __future__ import annotations
 
@@ -13,10 +14,14 @@ from typing import Any, Callable, Optional, Tuple
 
 import requests
 
-from ..net import exception_chain, is_loopback
-from .errors import LLMUnavailable
+from ..net import deadline, deadline_session, exception_chain, is_loopback, read_capped
+from .errors import LLMError, LLMTimeout, LLMUnavailable
 
 CONNECT_TIMEOUT = 5.0
+# A whole answer: the model's reply with its JSON envelope.  Replies are
+# capped at num_predict tokens (a few KB), so this only stops a broken or
+# hostile server from filling memory and the audit log.
+MAX_BODY = 4 << 20
 
 
 def _why_unreachable(exc: BaseException) -> str:
@@ -56,35 +61,48 @@ def exchange(method: str, url: str, *, service: str, hint: str, read_timeout: fl
     validate with HTTP 500) rather than breaking down.
 
     `service` names the server in messages ("Ollama at http://..."), `hint`
-    is the fix suggested when it cannot be reached.
+    is the fix suggested when it cannot be reached.  `read_timeout` bounds
+    the whole exchange, however slowly the server sends its answer
+    (connecting included; the connection alone must succeed within
+    `connect_timeout`), and a body of more than MAX_BODY bytes is refused.
     """
-    session = requests.Session()
     # A proxy from the environment must not capture a model server on this
     # machine (the Ollama CLI bypasses proxies for loopback the same way).
-    session.trust_env = not is_loopback(url)
+    session = deadline_session(trust_env=not is_loopback(url))
+    too_slow = LLMTimeout('%s did not reply within %g s (raise OSTINATO_LLM_TIMEOUT or use a '
+                          'smaller model)' % (service, read_timeout))
+    failure = None
     try:
-        resp = session.request(method, url, json=body, headers=headers,
-                               timeout=(connect_timeout, read_timeout))
-        text = resp.text
-    except requests.exceptions.ConnectTimeout:
-        raise LLMUnavailable('cannot reach %s (no connection within %g s); %s'
-                             % (service, connect_timeout, hint)) from None
-    except requests.exceptions.ReadTimeout:
-        raise LLMUnavailable('%s did not reply within %g s (raise OSTINATO_LLM_TIMEOUT or use a '
-                             'smaller model)' % (service, read_timeout)) from None
-    except requests.exceptions.RequestException as e:
-        # A timeout while the body is being read arrives as a ConnectionError.
-        if any('timed out' in str(x).lower() for x in exception_chain(e)) and \
-                not any(isinstance(x, ConnectionRefusedError) for x in exception_chain(e)):
-            raise LLMUnavailable('%s did not reply within %g s (raise OSTINATO_LLM_TIMEOUT or '
-                                 'use a smaller model)' % (service, read_timeout)) from None
-        raise LLMUnavailable('cannot reach %s (%s); %s'
-                             % (service, _why_unreachable(e), hint)) from None
+        with deadline(read_timeout) as limit:
+            try:
+                resp = session.request(method, url, json=body, headers=headers, stream=True,
+                                       timeout=(connect_timeout, read_timeout))
+                text = read_capped(resp, MAX_BODY)
+                if limit.expired:           # cut: what was read may be a part only
+                    failure = too_slow
+            except requests.exceptions.ConnectTimeout:
+                failure = LLMUnavailable('cannot reach %s (no connection within %g s); %s'
+                                         % (service, connect_timeout, hint))
+            except requests.exceptions.RequestException as e:
+                # A timeout while the body is being read arrives as a ConnectionError.
+                if limit.expired or isinstance(e, requests.exceptions.ReadTimeout) or (
+                        any('timed out' in str(x).lower() for x in exception_chain(e)) and
+                        not any(isinstance(x, ConnectionRefusedError)
+                                for x in exception_chain(e))):
+                    failure = too_slow
+                else:
+                    failure = LLMUnavailable('cannot reach %s (%s); %s'
+                                             % (service, _why_unreachable(e), hint))
     finally:
         session.close()
+    if failure is not None:         # raised here, so no requests exception is chained to it
+        raise failure
+    if text is None:
+        raise LLMError('llm: %s sent an answer of more than %d bytes; a model reply is never '
+                       'that long, so it was refused' % (service, MAX_BODY))
     try:
         payload = json.loads(text) if text.strip() else None
-    except ValueError:
+    except (ValueError, RecursionError):
         payload = None
     if resp.status_code >= 500 and not (rejection is not None and rejection(payload, text)):
         raise LLMUnavailable('%s failed with HTTP %d: %s'

@@ -19,6 +19,10 @@ from jsonschema.exceptions import best_match
 from .errors import LLMError
 
 MAX_PROBLEM = 300     # a long instance quoted in a schema error must not flood the prompt
+# A reply is one small JSON object (num_predict caps it at a few KB); these
+# only keep a broken model from filling the audit log or the task's frames.
+MAX_REPLY = 1 << 20   # characters
+MAX_DEPTH = 100       # arrays and objects inside each other
 
 _FENCE = re.compile(r'\A```[a-zA-Z]*[ \t]*\n(.*)\n```\Z', re.DOTALL)
 
@@ -53,6 +57,13 @@ def _reject_constant(name: str):
     raise ValueError('%s is not allowed in JSON' % name)
 
 
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float('inf'), float('-inf')):
+        raise ValueError('the number %s is too large' % _short(text))
+    return value
+
+
 def _short(text: str) -> str:
     text = ' '.join(str(text).split())
     return text if len(text) <= MAX_PROBLEM else text[:MAX_PROBLEM - 3] + '...'
@@ -83,14 +94,21 @@ def check_reply(raw: str, schema: Optional[dict]) -> Tuple[Optional[dict], Optio
         text = fenced.group(1).strip()
     if not text:
         return None, 'was empty'
+    if len(text) > MAX_REPLY:
+        return None, 'was %d characters long, more than the %d allowed' % (len(text), MAX_REPLY)
     try:
         # strict=False: a raw line break inside a string is taken as one;
         # llama-cpp-python's schema grammars (and so its server) allow them.
-        value = json.loads(text, parse_constant=_reject_constant, strict=False)
+        value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite,
+                           strict=False)
     except ValueError as e:
         return None, 'was not valid JSON: %s' % _short(e)
+    except RecursionError:
+        return None, 'was nested too deeply'
     if not isinstance(value, dict):
         return None, 'was %s, not a JSON object' % _kind(value)
+    if _depth(value) > MAX_DEPTH:
+        return None, 'was nested more than %d levels deep' % MAX_DEPTH
     if schema is not None:
         error = best_match(jsonschema.validators.validator_for(schema)(schema).iter_errors(value))
         if error is not None:
@@ -99,6 +117,17 @@ def check_reply(raw: str, schema: Optional[dict]) -> Tuple[Optional[dict], Optio
             at = ' (at %s)' % where.lstrip('.') if where else ''
             return None, 'does not match the schema: %s%s' % (_short(error.message), at)
     return value, None
+
+
+def _depth(value: Any) -> int:
+    """How deeply arrays and objects nest in `value` (found without recursion)."""
+    deepest, todo = 0, [(value, 1)]
+    while todo:
+        v, d = todo.pop()
+        if isinstance(v, (dict, list)):
+            deepest = max(deepest, d)
+            todo.extend((c, d + 1) for c in (v.values() if isinstance(v, dict) else v))
+    return deepest
 
 
 def describe(problem: str, truncated: bool, limit: int) -> str:

@@ -1,0 +1,82 @@
+"""What the operator and the other users of the machine see (issue 11,
+items 3 and 10): the database's files are private to their owner, a
+database others can read is pointed out, the serve log does not fill with
+clients that left, and a database in use says what holds it."""
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+
+from test_serve import wait_for
+
+BIN = os.path.join(os.path.dirname(sys.executable), 'ostinato')
+
+
+def ost(*args, cwd, input=None, timeout=120, umask=0o022):
+    # As a user with the usual umask (022: files readable by everyone).
+    return subprocess.run([BIN, *args], cwd=cwd, input=input, capture_output=True, text=True,
+                          timeout=timeout, preexec_fn=lambda: os.umask(umask))
+
+
+def mode(path):
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def test_database_files_are_private_to_their_owner(tmp_path):
+    """Created 0600 under a umask of 022: the .fs, .index, .lock and .tmp
+    files of run, and the pack files.  Before, another user could run
+    `ostinato log` on them and read every chat."""
+    (tmp_path / 'p.ost').write_text('x = [1]\nsleep(0)\nprint(x)\n')
+    r = ost('run', '--db', 'p.fs', 'p.ost', cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert 'warning' not in r.stderr
+    r = ost('db', 'pack', '--db', 'p.fs', cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    files = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith('p.fs'))
+    assert {'p.fs', 'p.fs.index', 'p.fs.lock', 'p.fs.tmp'} <= set(files), files
+    assert {f: oct(mode(tmp_path / f)) for f in files} == {f: oct(0o600) for f in files}
+
+
+def test_serve_keeps_its_socket_in_a_private_folder(tmp_path):
+    (tmp_path / 'w.ost').write_text('while true:\n    sleep(1000)\n')
+    serve = subprocess.Popen([BIN, 'serve', '--db', 's.fs', 'w.ost'], cwd=tmp_path, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             preexec_fn=lambda: os.umask(0o022))
+    try:
+        sock = tmp_path / 's.fs.serve' / 'socket'
+        assert wait_for(sock.exists), 'serve made no socket'
+        assert oct(mode(sock.parent)) == oct(0o700) and oct(mode(sock)) == oct(0o600)
+        assert oct(mode(tmp_path / 's.fs')) == oct(0o600)
+        # Clients come and go: `tasks` three times, a repl; none is an error.
+        for _ in range(3):
+            assert ost('tasks', '--db', 's.fs', cwd=tmp_path).returncode == 0
+        r = ost('repl', '--db', 's.fs', cwd=tmp_path, input='print(1)\n')
+        assert r.stdout == '1\n', r.stderr
+        # The database is served: opening the file itself says what to do.
+        r = ost('run', '--db', 's.fs', 'w.ost', cwd=tmp_path)
+        assert r.returncode == 2
+        assert "A running 'ostinato serve' shares it: use 'ostinato repl'" in r.stderr
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        out, err = serve.communicate(timeout=60)
+    assert serve.returncode == 0, err
+    assert 'Disconnected' not in err and 'Error' not in err, err
+    assert not (tmp_path / 's.fs.serve').exists()
+
+
+def test_a_database_others_can_read_is_pointed_out(tmp_path):
+    (tmp_path / 'p.ost').write_text('print(1)\n')
+    assert ost('run', '--db', 'old.fs', 'p.ost', cwd=tmp_path).returncode == 0
+    os.chmod(tmp_path / 'old.fs', 0o644)                # as made by an earlier version
+    r = ost('run', '--db', 'old.fs', 'p.ost', cwd=tmp_path)
+    assert r.returncode == 0
+    assert r.stderr.startswith('ostinato: warning: other users of this machine can read the '
+                               'database old.fs (old.fs is 0644); it holds every chat: make it '
+                               'private with  chmod 600 old.fs\n'), r.stderr
+    assert oct(mode(tmp_path / 'old.fs')) == oct(0o644)     # the owner decides
+    os.chmod(tmp_path / 'old.fs', 0o600)
+    r = ost('run', '--db', 'old.fs', 'p.ost', cwd=tmp_path)
+    assert 'warning' not in r.stderr
