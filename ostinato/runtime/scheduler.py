@@ -14,6 +14,7 @@ runtime uses to commit a turn and then deliver its printed output.
 from __future__ import annotations
 
 import os
+import random
 import sys
 import threading
 import time
@@ -139,6 +140,7 @@ class Scheduler(Host):
     TICKS = 20000            # steps (blocks, jumps, calls) between clock checks
     IDLE_SECONDS = 0.05      # serve: how often an idle worker looks at the database
     GROUP_TURNS = 64         # turns at most in one commit when many tasks are ready
+    CONFLICT_ATTEMPTS = 20   # a claimed turn run again after conflicts, then queued again
     GROUP_SECONDS = 0.02     # ... or this long
     # The operator's limits on one turn (DESIGN.md §9): a turn that runs this
     # long without waiting, recurses this deep or writes this much gets a
@@ -612,7 +614,7 @@ class Scheduler(Host):
             except ConflictError:
                 self.abort()
                 return
-        for attempt in range(20):
+        for attempt in range(self.CONFLICT_ATTEMPTS):
             try:
                 self.turn(task)
                 return
@@ -622,7 +624,9 @@ class Scheduler(Host):
                     # The abort put the task back in the queue (and undid the
                     # timers that woke it): the loop takes it again.
                     return
-                time.sleep(0.001 * attempt)
+                # Random and growing, so that two workers that conflicted
+                # do not meet again at once.
+                time.sleep(random.uniform(0, min(0.5, 0.002 * 2 ** attempt)))
             except UnrunnableCode as e:
                 self.abort()
                 self.fail_task(task, unrunnable_message(task, e))
@@ -647,7 +651,33 @@ class Scheduler(Host):
                     self.fail_internal(task, e)
                 return
         self.abort()
-        self.fail_internal(task, RuntimeError('the turn conflicted 20 times'))
+        self.requeue(task)
+
+    def requeue(self, task):
+        """The claimed `task`'s turn kept conflicting with other workers'
+        commits (a long turn writing what short turns of other tasks write
+        loses to them every time): give up the claim and queue it again at
+        the back, so it runs when the others leave it room -- contention is
+        no fault of the task.  The release is a tiny transaction and is tried
+        until it commits: leaving the claim in place would strand the task
+        once this worker claims another."""
+        from ZODB.POSException import ConflictError
+        w = self.world
+        attempt = 0
+        while True:
+            if w.running.get(self.worker) is task:
+                del w.running[self.worker]
+            self.make_ready(task)
+            try:
+                self.commit()
+                break
+            except ConflictError:
+                self.abort()
+                attempt += 1
+                time.sleep(random.uniform(0, min(1.0, 0.002 * 2 ** attempt)))
+        self.err.write('%s task %d (%s): its turn conflicted %d times with other workers\' '
+                       'turns; queued again\n' % (time.strftime('%Y-%m-%d %H:%M:%S'), task.id,
+                                                   task.name, self.CONFLICT_ATTEMPTS))
 
     def commit(self):
         if self.after_turn is not None:
