@@ -465,9 +465,6 @@ def eval_command(case_files, llm, model, llm_parallel, llm_servers, runs, jobs, 
         'llm': llm or os.environ.get('OSTINATO_LLM') or 'auto',
         'model': model or os.environ.get('OSTINATO_MODEL'),
         'script': os.environ.get('OSTINATO_LLM_SCRIPT'),
-        'servers': ' '.join(llm_servers) or os.environ.get('OSTINATO_LLM_SERVERS'),
-        'ollama': os.environ.get('OLLAMA_HOST'),
-        'openai': os.environ.get('OSTINATO_OPENAI_URL'),
     }
     _stop_on_signals()
     try:

@@ -37,7 +37,8 @@ DEFAULT_MAX_BOT_MESSAGES = 10
 DEFAULT_MAX_LLM_CALLS = 40
 DEFAULT_REPLY_SECONDS = 40
 
-FILE_KEYS = ('skill', 'timezone', 'start', 'runs', 'reply_seconds', 'case')
+FILE_KEYS = ('skill', 'timezone', 'start', 'runs', 'reply_seconds', 'max_bot_messages',
+             'max_llm_calls', 'case')
 CASE_KEYS = ('name', 'user', 'say', 'answers', 'otherwise', 'max_bot_messages',
              'max_llm_calls', 'expect', 'holdout', 'runs', 'start', 'timezone')
 ANSWER_KEYS = ('when', 'say')
@@ -153,10 +154,15 @@ class _Checker:
 
     # ------------------------------------------------------------ errors
     def line(self, keypath):
+        """The line of the key, or of its nearest enclosing one (an array of
+        tables has only the lines of its tables)."""
         keypath = tuple(keypath)
         while keypath:
             if keypath in self.lines:
                 return self.lines[keypath]
+            inside = [n for k, n in self.lines.items() if k[:len(keypath)] == keypath]
+            if inside:
+                return min(inside)
             keypath = keypath[:-1]
         return None
 
@@ -164,8 +170,9 @@ class _Checker:
         line = self.line(keypath)
         where = '%s:%d' % (self.path, line) if line else self.path
         shown = _show_path(keypath[2:] if case is not None else keypath)
-        prefix = 'case %s: ' % _quote(case) if case is not None else ''
-        raise CaseFileError('%s: error: %s%s: %s' % (where, prefix, shown, what))
+        parts = (['case %s' % _quote(case)] if case is not None else []) + \
+            ([shown] if shown else []) + [what]
+        raise CaseFileError('%s: error: %s' % (where, ': '.join(parts)))
 
     def unknown_keys(self, table, allowed, keypath, case=None):
         for key in table:
@@ -240,12 +247,14 @@ class _Checker:
         cases = self.get(doc, 'case', list, (), required=True)
         if not cases:
             self.fail(('case',), 'no cases: add [[case]] tables')
+        limits = (self.positive_int(doc, 'max_bot_messages', (), DEFAULT_MAX_BOT_MESSAGES),
+                  self.positive_int(doc, 'max_llm_calls', (), DEFAULT_MAX_LLM_CALLS))
         cf = CaseFile(self.path, skill_path, float(reply))
         names = set()
         for i, table in enumerate(cases):
             if not isinstance(table, dict):
                 self.fail(('case', i), 'must be a table ([[case]]), not %s' % _toml_kind(table))
-            c = self.case(cf, i, table, zone, zone_name, start, runs)
+            c = self.case(cf, i, table, zone, zone_name, start, runs, limits)
             if c.name in names:
                 self.fail(('case', i, 'name'), 'a second case named %s (names must differ)'
                           % _quote(c.name))
@@ -253,7 +262,7 @@ class _Checker:
             cf.cases.append(c)
         return cf
 
-    def case(self, cf, i, t, zone, zone_name, start, runs):
+    def case(self, cf, i, t, zone, zone_name, start, runs, limits):
         kp = ('case', i)
         name = self.get(t, 'name', str, kp, required=True)
         if not name.strip():
@@ -275,9 +284,8 @@ class _Checker:
         return Case(
             name=name, file=cf, line=self.line(kp) or 0, user=user, say=say,
             answers=answers, otherwise=otherwise,
-            max_bot_messages=self.positive_int(t, 'max_bot_messages', kp,
-                                               DEFAULT_MAX_BOT_MESSAGES, name),
-            max_llm_calls=self.positive_int(t, 'max_llm_calls', kp, DEFAULT_MAX_LLM_CALLS, name),
+            max_bot_messages=self.positive_int(t, 'max_bot_messages', kp, limits[0], name),
+            max_llm_calls=self.positive_int(t, 'max_llm_calls', kp, limits[1], name),
             expect=expect, holdout=self.get(t, 'holdout', bool, kp, False, case=name),
             runs=self.positive_int(t, 'runs', kp, runs, name),
             start=start, zone=zone, zone_name=zone_name)
@@ -445,7 +453,7 @@ def _show_path(keypath):
             out += '[%d]' % k
         else:
             out += ('.' if out else '') + k
-    return out or 'the file'
+    return out
 
 
 # ------------------------------------------------------------------ key lines
