@@ -431,6 +431,27 @@ def test_the_seed_dialogue_passes_the_seed_cases(tmp_path):
     assert case_row(r.stdout, 'seed: cookie just now')[0] == '1/1'
 
 
+def test_a_correct_model_passes_every_shipped_case(tmp_path):
+    """Each case of evals/ played by a correct model (tests/correct_model.py):
+    all must pass, so the expectations ask for what a correct dialogue gives;
+    four dialogues at a time, as a loaded server would run them."""
+    from correct_model import diet_script, recipes_script
+    (tmp_path / 'correct.json').write_text(json.dumps(diet_script() + recipes_script()))
+    env = env_for(tmp_path, OSTINATO_LLM='scripted',
+                  OSTINATO_LLM_SCRIPT=str(tmp_path / 'correct.json'))
+    r = subprocess.run([sys.executable, '-m', 'ostinato', 'eval', str(ROOT / 'evals' / 'diet.toml'),
+                        str(ROOT / 'evals' / 'recipes.toml'), '--runs', '1', '--jobs', '4',
+                        '--json', str(tmp_path / 'out.json')],
+                       cwd=tmp_path, env=env, text=True, capture_output=True, timeout=900)
+    assert r.returncode == 0, r.stderr
+    s = results_of(tmp_path / 'out.json')
+    failed = ['%s: %s' % (x['case'], x['failure']) for c in s['cases'] for x in c['results']
+              if not x['passed']]
+    assert failed == [], '\n'.join(failed) + '\n' + r.stdout
+    assert s['runs'] == 45 and s['holdout']['runs'] == 15
+    assert 'holdout  15/15 runs passed (100.0 %)' in r.stdout
+
+
 # ------------------------------------------------------------------ invalid case files
 
 GOOD = CASES

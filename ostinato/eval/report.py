@@ -135,6 +135,12 @@ def llm_stats(entries):
     }
 
 
+def shown_path(path):
+    """A path as short as it can be said from here."""
+    rel = os.path.relpath(path)
+    return path if rel.startswith('..') else rel
+
+
 def _indent(text, prefix='    '):
     return '\n'.join(prefix + line for line in str(text).split('\n'))
 
@@ -323,7 +329,7 @@ def table(s):
         if not rows:
             continue
         lines.append('')
-        lines.append('%s (%s)' % (f['path'], os.path.relpath(f['skill'])))
+        lines.append('%s (%s)' % (f['path'], shown_path(f['skill'])))
         lines.append('  passed  bot msgs  LLM calls  seconds  case')
         for c in rows:
             lines.append('  %6s  %8s  %9s  %7s  %s%s' % (
@@ -351,7 +357,7 @@ def table(s):
         for r in failed:
             prefix = '%s: ' % r['file'] if several else ''
             lines.append('  %s%s, run %d: %s' % (prefix, r['case'], r['run'], failure_text(r)))
-            lines.append('    %s' % os.path.relpath(r['transcript']))
+            lines.append('    %s' % shown_path(r['transcript']))
     return '\n'.join(lines).lstrip('\n')
 
 
