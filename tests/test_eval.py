@@ -317,6 +317,8 @@ def chat(thread, user):
         raise(Error(message = 'the skill broke'))
     else if text == 'now':
         send_message_to_thread(thread, now())
+    else if text == 'unscripted':
+        agent('Nobody wrote a reply for this.')
     else:
         get_answer_to_question(thread, "Is it sunny?", valid_answers = ['yes', 'no'])
 
@@ -370,6 +372,12 @@ expect = ["bot[0] == \\"Sorry, something went wrong on my side.  Let's start ove
           "length(bot) == 2"]
 
 [[case]]
+name = "a request the model fails"
+user = "ann"
+say  = ["unscripted"]
+expect = ["llm_calls == 1", "bot == [\\"Sorry, something went wrong on my side.  Let's start over.\\"]"]
+
+[[case]]
 name = "the clock"
 user = "ann"
 say  = ["now", { text = "now", at = "11:00" }, "now"]
@@ -403,6 +411,12 @@ def test_how_runs_end(tmp_path):
     # now() and the message times follow the simulated user's clock, in
     # their zone; a message with `at` waits for that time.
     assert res['the clock']['passed'] is True, res['the clock']
+    # A failed model request fails the dialogue; the table says how many
+    # failed and why, as a model that cannot be reached fails them all.
+    assert res['a request the model fails']['passed'] is True
+    assert re.search(r"^1 of \d+ model requests failed; the most frequent error \(1\):\n"
+                     r"  llm: the script .*script\.json has no reply for request \d+$", r.stdout, re.M)
+    assert s['llm']['failed'] == 1
 
 
 # ------------------------------------------------------------------ the shipped cases

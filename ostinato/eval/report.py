@@ -126,7 +126,7 @@ def llm_stats(entries):
     backends = Counter(e.backend for e in entries if e.backend)
     return {
         'attempts': sum(e.attempts or 1 for e in entries),
-        'llm_errors': sum(1 for e in entries if e.error),
+        'llm_errors': [e.error for e in entries if e.error],
         'llm_seconds': round(sum(seconds), 3),
         'prompt_tokens': sum(prompt) if prompt else None,
         'reply_tokens': sum(reply) if reply else None,
@@ -273,6 +273,7 @@ def summarize(files, plan, results, options, work_path):
     reply_tokens = sum(r.get('reply_tokens') or 0 for r in results)
     prompt_tokens = sum(r.get('prompt_tokens') or 0 for r in results)
     llm_seconds = sum(r.get('llm_seconds') or 0 for r in results)
+    errors = Counter(x for r in results for x in r.get('llm_errors') or ())
     models = Counter(r['model'] for r in results if r.get('model'))
     backends = Counter(r['backend'] for r in results if r.get('backend'))
     return {
@@ -300,6 +301,8 @@ def summarize(files, plan, results, options, work_path):
             # prompts included): what a dialogue waits for.
             'tokens_per_second': round(reply_tokens / llm_seconds, 2)
             if reply_tokens and llm_seconds else None,
+            'failed': sum(errors.values()),
+            'errors': [{'error': e, 'count': n} for e, n in errors.most_common()],
         },
     }
 
@@ -350,6 +353,12 @@ def table(s):
     if s['model']:
         figures += '; model %s (%s)' % (s['model'], s['backend'])
     lines.append(figures)
+    if s['llm']['failed']:
+        # Most often the model's own trouble; but a model that cannot be
+        # reached or loaded fails every request the same way: say it here.
+        top = s['llm']['errors'][0]
+        lines.append('%d of %d model requests failed; the most frequent error (%d):\n  %s' % (
+            s['llm']['failed'], s['llm']['calls'], top['count'], top['error']))
     failed = [r for c in s['cases'] for r in c['results'] if not r['passed']]
     if failed:
         lines.append('')
