@@ -38,7 +38,7 @@ serve(colour)
 # A correct model for the colour skill: it asks unless the user said it.
 COLOUR_SCRIPT = [
     {'match': r"(blue|green)[^\n]*\n\nQuestion: What is the user's favourite colour",
-     'reply': {'action': 'answer', 'text': 'blue'}},
+     'replies': ['blue!', {'action': 'answer', 'text': 'blue'}]},     # asked again once
     {'match': r"ann: (grey|none of them)[^\n]*\n\nQuestion: What is the user's favourite colour",
      'reply': {'action': 'cancel', 'text': 'The user will not say.'}},
     {'match': r"Question: What is the user's favourite colour",
@@ -160,6 +160,9 @@ def test_the_transcript_holds_the_chat_the_state_and_the_prompts(tmp_path):
     assert text.count('\n#') == 2                     # both exchanges with the model
     assert "Question: What is the user's favourite colour?" in text
     assert 'reply: {"action": "confer", "text": "Which colour do you like best?"}' in text
+    # The reply that was asked again, and why.
+    assert re.search(r'^replies that were asked again:\n  #1 attempt 1: blue!\n      problem: .*\n'
+                     r'  #1 attempt 2: \{"action": "answer", "text": "blue"\}$', text, re.M), text
 
 
 # ------------------------------------------------------------------ failing expectations

@@ -170,24 +170,20 @@ def write_transcript(path, run, result, chat, user, entries):
     if result['errors']:
         lines += ['', "errors of the skill's tasks:"]
         lines += [_indent(e.rstrip('\n'), '  ') for e in result['errors']]
-    lines += ['', 'exchanges with the model (%d):' % len(entries)]
-    for e in entries:
-        lines.append('')
-        lines.append(_entry_head(e))
-        if e.goal_stack:
-            lines.append('  goals: ' + ' > '.join(e.goal_stack.split('\n')))
-        lines.append('  prompt:')
-        lines.append(_indent(e.prompt))
-        exchanges = e.exchanges or []
-        if len(exchanges) > 1:
-            for k, x in enumerate(exchanges, 1):
-                lines.append('  attempt %d replied: %s' % (k, x.get('raw')))
+    lines += ['', 'exchanges with the model (%d):' % len(entries), '']
+    if entries:
+        from ..effects.llm_queue import log_text
+        lines.append(log_text(entries))
+    retried = [e for e in entries if len(e.exchanges or ()) > 1]
+    if retried:
+        # What the model said before the reply that counted, and why that
+        # was asked again: where a small model goes wrong.
+        lines += ['', 'replies that were asked again:']
+        for e in retried:
+            for k, x in enumerate(e.exchanges, 1):
+                lines.append('  #%d attempt %d: %s' % (e.seq, k, x.get('raw')))
                 if x.get('problem'):
-                    lines.append('    problem: %s' % x['problem'])
-        if e.error:
-            lines.append('  error: ' + e.error)
-        else:
-            lines.append('  reply: ' + json.dumps(e.reply, ensure_ascii=False))
+                    lines.append('      problem: %s' % x['problem'])
     os.makedirs(os.path.dirname(path), exist_ok=True)
     tmp = path + '.tmp'
     with open(tmp, 'w', encoding='utf-8') as f:
@@ -195,19 +191,6 @@ def write_transcript(path, run, result, chat, user, entries):
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
-
-
-def _entry_head(e):
-    head = '#%d  task %s %s' % (e.seq, e.task_id, e.task_name)
-    if e.model or e.backend:
-        head += '  %s (%s)' % (e.model, e.backend)
-    if e.seconds is not None:
-        head += '  %.2f s' % e.seconds
-    if e.attempts:
-        head += '  %d attempt%s' % (e.attempts, '' if e.attempts == 1 else 's')
-    if e.prompt_tokens is not None or e.reply_tokens is not None:
-        head += '  tokens %s/%s' % (e.prompt_tokens, e.reply_tokens)
-    return head
 
 
 def failure_text(result):
