@@ -66,8 +66,7 @@ class Run:
         self.errors = []              # error reports of its tasks, and what they printed
         self.started = None
         self.seconds = None
-        self.end = None
-        self.result = None            # the RunResult, once it ended
+        self.end = None               # how it ended (ENDED, SILENT, ...)
 
     def answer(self, unanswered):
         """The user's reply to the bot's unanswered messages: the first rule
@@ -224,13 +223,14 @@ class Simulation(Service):
             return False
         if main.state == 'failed':
             raise SkillError('its top level failed (the error is above)')
-        if channels_module(sched.world) is None:
-            raise SkillError('it serves no skill: call serve(skill) at its top level')
+        # serve() keeps the skills in core_skills' router, by registering
+        # module; when none is there, no dialogue would ever start.
         core = sched.world.modules.get('core_skills')
         router = core.ns.get('router') if core is not None else None
         skills = router.d.get('skills') if type(router) is OMap else None
-        if type(skills) is not OMap or not any(fs.items for fs in skills.d.values()
-                                               if type(fs) is OList):
+        if channels_module(sched.world) is None or core is None or (
+                type(skills) is OMap and not any(type(fs) is OList and fs.items
+                                                 for fs in skills.d.values())):
             raise SkillError('it serves no skill: call serve(skill) at its top level')
         return True
 
@@ -366,8 +366,11 @@ def expectation_helpers(case):
     def near(t, hhmm, minutes):
         if type(t) is not str:
             raise OstError('near() needs an ISO time text, not %s' % _shown(t))
+        text = t.strip()
+        if text.endswith(('Z', 'z')):          # Python 3.10 reads only '+00:00'
+            text = text[:-1] + '+00:00'
         try:
-            dt = datetime.fromisoformat(t.strip())
+            dt = datetime.fromisoformat(text)
         except ValueError:
             raise OstError('near(): %s is not an ISO time' % _shown(t)) from None
         if dt.tzinfo is None:
