@@ -263,6 +263,9 @@ def test_only_and_runs(tmp_path):
     assert r.stdout.startswith('ostinato eval: 1 case, 3 runs')
     assert case_row(r.stdout, 'said at once')[0] == '3/3'
     assert 'asked, then answered' not in r.stdout
+    r = ost_eval(tmp_path, cases, cases.name)
+    assert r.returncode == 2
+    assert r.stderr == 'ostinato eval: the case file cases.toml is given twice\n'
     r = ost_eval(tmp_path, cases, '--only', 'nothing like it')
     assert r.returncode == 2
     assert "no case name contains 'nothing like it'; the cases are:" in r.stderr
@@ -639,3 +642,32 @@ def test_an_interrupted_eval_starts_over_when_the_cases_changed(tmp_path):
     assert r.returncode == 0, r.stderr
     assert 'changed since the interrupted eval in %s: starting over' % work in r.stderr
     assert 'total    4/4 runs passed' in r.stdout
+
+
+def test_a_progress_line_only_on_a_terminal(tmp_path):
+    """On a terminal stderr shows one line that is redrawn (runs done,
+    the dialogue under way) and wiped at the end; piped, nothing (the
+    passing eval above has an empty stderr)."""
+    import pty
+    cases = setup(tmp_path)
+    master, slave = pty.openpty()
+    env = env_for(tmp_path, OSTINATO_LLM='scripted', OSTINATO_LLM_SCRIPT=str(tmp_path / 'script.json'))
+    p = subprocess.Popen([sys.executable, '-m', 'ostinato', 'eval', str(cases)], cwd=tmp_path,
+                         env=env, stdout=subprocess.PIPE, stderr=slave, text=True)
+    os.close(slave)
+    out, _ = p.communicate(timeout=600)
+    seen = b''
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:                     # the terminal's other side is closed
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(master)
+    assert p.returncode == 0
+    text = seen.decode()
+    assert re.search(r'\r\[0/4 runs, 0 passed\] asked, then answered, run 1: 0 s\x1b\[K', text), text
+    assert text.endswith('\r\x1b[K')
+    assert '\r' not in out and 'total    4/4 runs passed' in out

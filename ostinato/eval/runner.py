@@ -11,6 +11,7 @@ table, and writes JSON and Markdown when asked.
 """
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from typing import Callable, List, Optional
@@ -53,6 +54,12 @@ def run_command(paths, options: Options, make_llm_service: Callable, identity: d
     """The whole command; returns its exit status."""
     out = out or sys.stdout
     err = err or sys.stderr
+    seen = set()
+    for p in paths:
+        if os.path.abspath(p) in seen:
+            err.write('ostinato eval: the case file %s is given twice\n' % p)
+            return EXIT_USAGE
+        seen.add(os.path.abspath(p))
     try:
         files = load_case_files(paths)
     except CaseFileError as e:
