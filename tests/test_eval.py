@@ -549,6 +549,18 @@ def test_case_files_that_cannot_be_read(tmp_path):
     assert r.returncode == 65 and 'latin1.toml: error: the case file is not UTF-8 text' in r.stderr
 
 
+def test_a_work_directory_or_output_that_cannot_be_used(tmp_path):
+    cases = setup(tmp_path)
+    (tmp_path / 'file').write_text('')
+    r = ost_eval(tmp_path, cases, '--json', tmp_path / 'nowhere' / 'out.json')
+    assert (r.returncode, r.stdout) == (2, '')
+    assert r.stderr.endswith('/nowhere/out.json: no such directory, or not writable\n')
+    r = ost_eval(tmp_path, cases, '--work', tmp_path / 'file' / 'below')
+    assert r.returncode == 2
+    assert re.match(r'ostinato eval: cannot use the work directory .*/file/below/cases-\w+: '
+                    r'Not a directory \(choose another with --work DIR\)$', r.stderr), r.stderr
+
+
 def test_a_skill_that_cannot_be_served(tmp_path):
     cases = setup(tmp_path, skill='def oops(:\n    pass\n')
     r = ost_eval(tmp_path, cases)

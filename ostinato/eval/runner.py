@@ -65,6 +65,12 @@ def run_command(paths, options: Options, make_llm_service: Callable, identity: d
     except CaseFileError as e:
         err.write('%s\n' % e)
         return EXIT_DATA
+    for path in (options.json_path, options.markdown_path):
+        # Found out now, not after hours of dialogues.
+        where = os.path.dirname(os.path.abspath(path)) if path else None
+        if where and not (os.path.isdir(where) and os.access(where, os.W_OK)):
+            err.write('ostinato eval: cannot write %s: no such directory, or not writable\n' % path)
+            return EXIT_USAGE
     chosen = select(files, options.only)
     if not chosen:
         err.write('ostinato eval: no case name contains %s; the cases are:\n%s\n' % (
@@ -133,10 +139,14 @@ def _run(files, plan, options, make_llm_service, identity, work, out, err):
     summary = R.summarize(files, plan, results, options, work.path)
     out.write(R.table(summary) + '\n')
     out.flush()
-    if options.json_path:
-        R.write_json(summary, options.json_path)
-    if options.markdown_path:
-        R.write_markdown(summary, options.markdown_path)
+    for path, write in ((options.json_path, R.write_json),
+                        (options.markdown_path, R.write_markdown)):
+        if path:
+            try:
+                write(summary, path)
+            except OSError as e:
+                err.write('ostinato eval: cannot write %s: %s\n' % (path, e.strerror or e))
+                status = EXIT_USAGE
     if summary['pass_rate'] < options.min_pass:
         err.write('ostinato eval: the pass rate %.1f %% is below --min-pass %.1f %%\n'
                   % (100 * summary['pass_rate'], 100 * options.min_pass))

@@ -99,6 +99,13 @@ class WorkDir:
     def open(self, fp, total):
         """Lock the directory; return the results of the finished runs of an
         interrupted eval with the same fingerprint (else start afresh: [])."""
+        try:
+            return self._open(fp, total)
+        except OSError as e:
+            raise WorkDirError('cannot use the work directory %s: %s (choose another with '
+                               '--work DIR)' % (self.path, e.strerror or e)) from None
+
+    def _open(self, fp, total):
         import zc.lockfile
         os.makedirs(self.path, exist_ok=True)
         try:
