@@ -120,8 +120,9 @@ def load_case_file(path: str) -> CaseFile:
 
 
 def load_case_files(paths) -> List[CaseFile]:
-    files = [load_case_file(p) for p in paths]
-    return files
+    """Every case file, checked before anything runs; raises CaseFileError
+    for the first one that is not valid."""
+    return [load_case_file(p) for p in paths]
 
 
 _AT = re.compile(r'\s*\((?:at line (\d+), column (\d+)|at end of document)\)\s*$')

@@ -27,7 +27,6 @@ from ..effects.service import Service
 from ..runtime.scheduler import Scheduler, format_report
 from ..runtime.world import Watch
 from ..vm import ops
-from ..vm import timefmt
 from ..vm.values import Builtin, Frame, OList, OMap, OModule, OObject, OSet, OstError, Task
 
 CHANNEL = 'eval'
