@@ -633,6 +633,40 @@ def test_killed_mid_eval_the_same_command_goes_on(tmp_path):
     assert 'going on' not in r.stderr
 
 
+def test_stopped_mid_eval_it_shows_what_finished(tmp_path):
+    """SIGTERM (or Ctrl-C) while the third run waits for the model: the
+    eval stops between two turns, shows and writes the two finished runs,
+    and exits 130; the same command again goes on."""
+    from fakes.ollama import FakeOllama
+    cases = setup(tmp_path, cases=CASES.replace('runs     = 2', 'runs     = 3'))
+    confer = {'action': 'confer', 'text': 'Which colour do you like best?'}
+    answer = {'action': 'answer', 'text': 'blue'}
+    args = [sys.executable, '-m', 'ostinato', 'eval', cases.name, '--only', 'asked',
+            '--json', 'out.json']
+    with FakeOllama() as fake:
+        for _ in range(2):
+            fake.reply(confer)
+            fake.reply(answer)
+        fake.delay(120, confer)
+        env = env_for(tmp_path, OSTINATO_LLM='ollama', OLLAMA_HOST=fake.url)
+        p = subprocess.Popen(args, cwd=tmp_path, env=env, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.time() + 300
+        while len(fake.bodies) < 5 and p.poll() is None and time.time() < deadline:
+            time.sleep(0.05)
+        assert len(fake.bodies) == 5, p.communicate()
+        p.send_signal(signal.SIGTERM)
+        fake.stop()                     # the request in flight ends too
+        out, err = p.communicate(timeout=600)
+    assert p.returncode == 130, err
+    assert case_row(out, 'asked, then answered')[0] == '2/2'
+    assert '(interrupted: 2 of 3 runs finished)' in out
+    assert err.endswith('ostinato eval: interrupted after 2 of 3 runs; run the same command '
+                        'again to go on\n')
+    s = results_of(tmp_path / 'out.json')
+    assert (s['complete'], s['runs'], s['planned_runs']) == (False, 2, 3)
+
+
 def test_an_interrupted_eval_starts_over_when_the_cases_changed(tmp_path):
     cases = setup(tmp_path)
     r = ost_eval(tmp_path, cases)

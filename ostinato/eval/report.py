@@ -234,10 +234,10 @@ def summarize(files, plan, results, options, work_path):
     seen = set()
     for fi, ci, case, n in plan:
         key = (case.file.path, case.name)
-        if key in seen:
+        if key in seen or key not in by_case:      # not run: an interrupted eval
             continue
         seen.add(key)
-        rs = sorted(by_case.get(key, []), key=lambda r: r['run'])
+        rs = sorted(by_case[key], key=lambda r: r['run'])
         passed = sum(1 for r in rs if r['passed'])
         cases.append({
             'file': case.file.path, 'name': case.name, 'line': case.line,
@@ -270,6 +270,7 @@ def summarize(files, plan, results, options, work_path):
         'work': work_path,
         'files': [{'path': cf.path, 'skill': cf.skill, 'cases': len(cf.cases)} for cf in files],
         'cases': cases,
+        'complete': runs == len(plan), 'planned_runs': len(plan),
         'runs': runs, 'passed': passed, 'pass_rate': (passed / runs) if runs else 0.0,
         'tuned': _rate(sum(1 for r in tuned if r['passed']), len(tuned)),
         'holdout': _rate(sum(1 for r in hold if r['passed']), len(hold)),
@@ -323,6 +324,8 @@ def table(s):
                 _num(c['mean_llm_calls']), _num(c['mean_seconds']), c['name'],
                 '  [holdout]' if c['holdout'] else ''))
     lines.append('')
+    if not s['complete']:
+        lines.append('(interrupted: %d of %d runs finished)' % (s['runs'], s['planned_runs']))
     for label, part in (('tuned', s['tuned']), ('holdout', s['holdout'])):
         if part['runs']:
             lines.append('%-8s %d/%d runs passed (%s)' % (label, part['passed'], part['runs'],
@@ -375,6 +378,8 @@ def markdown(s):
         '| machine | %s cores, %s%s |' % (m['cores'], m['system'],
                                          ', %s' % m['cpu'] if m['cpu'] else ''),
         '| dialogues at once | %d |' % s['jobs'],
+        '| runs | %d%s |' % (s['runs'], '' if s['complete'] else
+                             ' of %d planned (the eval was stopped)' % s['planned_runs']),
         '| ostinato | %s |' % s['ostinato'],
         '| tuned | %d/%d runs passed (%s) |' % (s['tuned']['passed'], s['tuned']['runs'],
                                                 _pct(s['tuned']['pass_rate'])),

@@ -128,12 +128,25 @@ def _run(files, plan, options, make_llm_service, identity, work, out, err):
         if stopped:
             if progress:
                 progress.clear()
+            # What finished is worth seeing (and keeping) all the same.
+            _report(files, plan, results, options, work, out, err)
             err.write('ostinato eval: interrupted after %d of %d runs; run the same command '
                       'again to go on\n' % (len(results), len(plan)))
             return EXIT_INTERRUPTED
     if progress:
         progress.clear()
     work.complete()
+    status, summary = _report(files, plan, results, options, work, out, err)
+    if summary['pass_rate'] < options.min_pass:
+        err.write('ostinato eval: the pass rate %.1f %% is below --min-pass %.1f %%\n'
+                  % (100 * summary['pass_rate'], 100 * options.min_pass))
+        status = EXIT_BELOW_MIN
+    return status
+
+
+def _report(files, plan, results, options, work, out, err):
+    """The table, and the --json and --markdown files; (status, summary)."""
+    status = EXIT_OK
     order = {(files[fi].path, case.name, n): k for k, (fi, ci, case, n) in enumerate(plan)}
     results.sort(key=lambda r: order.get((r['file'], r['case'], r['run']), len(order)))
     summary = R.summarize(files, plan, results, options, work.path)
@@ -147,11 +160,7 @@ def _run(files, plan, options, make_llm_service, identity, work, out, err):
             except OSError as e:
                 err.write('ostinato eval: cannot write %s: %s\n' % (path, e.strerror or e))
                 status = EXIT_USAGE
-    if summary['pass_rate'] < options.min_pass:
-        err.write('ostinato eval: the pass rate %.1f %% is below --min-pass %.1f %%\n'
-                  % (100 * summary['pass_rate'], 100 * options.min_pass))
-        status = EXIT_BELOW_MIN
-    return status
+    return status, summary
 
 
 class _SkillSyntax(Exception):
