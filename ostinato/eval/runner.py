@@ -172,8 +172,6 @@ def _run_file(fi, cf, todo, options, make_llm_service, work, results, progress, 
     when the eval was interrupted (Ctrl-C, SIGTERM)."""
     from ..runtime.store import Store
     from ..syntax import OstSyntaxError
-    store = Store(work.db_path(fi, cf))
-
     def finish(sched, run, thread):
         result = score(sched, run, thread, work.transcript_path(run, run.case_index))
         work.record(result)
@@ -185,11 +183,12 @@ def _run_file(fi, cf, todo, options, make_llm_service, work, results, progress, 
     for ci, case, n in todo:
         runs.append(Run(case, ci, n, 'eval:%d.%d.%d' % (fi + 1, ci + 1, n)))
     sim = Simulation(runs, options.jobs, finish, progress)
+    llm = make_llm_service()
+    store = Store(work.db_path(fi, cf))
     sched = EvalScheduler(store.world, sim, err)
     sched.after_turn = lambda s: store.commit()
     sched.abort_hook = lambda s: store.abort()
     sched.transact_hook = store.transact
-    llm = make_llm_service()
     sched.services = [llm, sim]
     saved_clock = timefmt.clock
     timefmt.clock = sim.clock
