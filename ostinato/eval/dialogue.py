@@ -343,6 +343,7 @@ class Simulation(Service):
         run.end = how
         run.seconds = time.monotonic() - run.started
         self.active.remove(run)
+        self.restore_zone()             # the transcript shows the machine's times in its zone
         self.finish_cb(sched, run, self.thread(sched, run))
 
 
