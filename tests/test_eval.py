@@ -165,6 +165,29 @@ def test_the_transcript_holds_the_chat_the_state_and_the_prompts(tmp_path):
                      r'  #1 attempt 2: \{"action": "answer", "text": "blue"\}$', text, re.M), text
 
 
+def test_markdown_replaces_only_the_part_between_its_markers(tmp_path):
+    cases = setup(tmp_path)
+    md = tmp_path / 'RESULTS.md'
+    md.write_text('# Results\n\nNotes kept by hand.\n\n<!-- ostinato eval: begin -->\nold\n'
+                  '<!-- ostinato eval: end -->\n\n## History\n\n| before | after |\n')
+    r = ost_eval(tmp_path, cases, '--markdown', md)
+    assert r.returncode == 0, r.stderr
+    text = md.read_text()
+    assert text.startswith('# Results\n\nNotes kept by hand.\n\n<!-- ostinato eval: begin -->\n'
+                           '## Latest measurement\n')
+    assert text.endswith('<!-- ostinato eval: end -->\n\n## History\n\n| before | after |\n')
+    assert '\nold\n' not in text
+    assert '| model | scripted |' in text and '| backend | scripted |' in text
+    assert '| machine | %d cores, ' % os.cpu_count() in text
+    assert '| tuned | 4/4 runs passed (100.0 %) |' in text
+    assert '| holdout | 0/0 runs passed (-) |' in text
+    assert '| asked, then answered |  | 2/2 | 2.0 | 2.0 |' in text
+    new = tmp_path / 'new.md'
+    r = ost_eval(tmp_path, cases, '--markdown', new)
+    assert r.returncode == 0, r.stderr
+    assert new.read_text().startswith('# Eval results\n\n<!-- ostinato eval: begin -->\n')
+
+
 # ------------------------------------------------------------------ failing expectations
 
 FAILING = '''\
