@@ -13,11 +13,11 @@ import pytest
 from click.testing import CliRunner
 
 from ostinato.cli import main
-from ostinato.compiler.code import Code
+from ostinato.compiler.code import BYTECODE_VERSION, Code
 from ostinato.runtime import inspect
 from ostinato.runtime.scheduler import Scheduler
 from ostinato.runtime.store import Store
-from ostinato.runtime.world import Watch, World
+from ostinato.runtime.world import SCHEMA_VERSION, Watch, World
 from ostinato.vm.values import Frame, Function, OModule, OObject, OQueue, OType, Task
 
 HELPER = '''\
@@ -81,7 +81,6 @@ def drive(store, path=None, upgrade=False):
         if not w.ready:
             break
         task = w.ready.popleft()
-        w._p_changed = True
         sched.turn(task)
     store.commit()
     return out.getvalue(), err.getvalue()
@@ -260,7 +259,8 @@ def test_db_info(demo):
     assert re.search(r'^size:\s+[\d.]+ (bytes|KiB|MiB)$', out, re.M), out
     assert re.search(r'^objects:\s+\d+$', out, re.M), out
     assert re.search(r'^transactions:\s+\d+$', out, re.M), out
-    assert re.search(r'^schema version:\s+1$', out, re.M), out
+    assert re.search(r'^schema version:\s+%d$' % SCHEMA_VERSION, out, re.M), out
+    assert re.search(r'^bytecode version:\s+%d$' % BYTECODE_VERSION, out, re.M), out
     assert re.search(r'^live tasks:\s+4 \(4 waiting\)$', out, re.M), out
     assert re.search(r'^timers:\s+1$', out, re.M), out
     assert re.search(r'^watches:\s+2$', out, re.M), out

@@ -98,7 +98,7 @@ def test_two_workers_share_the_tasks(tmp_path):
         assert r.returncode == 0, r.stderr
         check = 'import workers\nprint(length(workers.log))\n'
         assert wait_for(lambda: ost('repl', '--db', db, cwd=tmp_path, input=check)
-                        .stdout.strip() == '48', timeout=60)
+                        .stdout.strip() == '48', timeout=300)
         r = ost('repl', '--db', db, cwd=tmp_path,
                 input='import workers\nprint(sjoin(sorted(workers.log), " "))\n')
         logged = r.stdout.split()

@@ -9,7 +9,7 @@ def disassemble(code, out=None):
         code.name, code.kind, code.filename, code.line, list(code.params), list(code.varnames)))
     nested = []
     for i, ((op, arg), (line, col)) in enumerate(zip(code.instrs, code.positions)):
-        name = OPNAMES[op] if 0 <= op < len(OPNAMES) else str(op)
+        name = OPNAMES.get(op, str(op))
         shown = arg
         if isinstance(arg, Code):
             nested.append(arg)

@@ -26,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from BTrees.IOBTree import IOBTree
 from persistent import Persistent
 
+from ..runtime.world import service_state
 from ..vm import values as V
 from ..vm.printing import parse_json
 from .service import Service
@@ -39,6 +40,14 @@ class LLMState(Persistent):
         self.next_seq = 0
         self.pending = IOBTree()
         self.log = IOBTree()
+
+    def summary(self):
+        """For `ostinato db info`."""
+        return '%d requests waiting, %d exchanges logged' % (len(self.pending), len(self.log))
+
+    def held_tasks(self):
+        """The tasks waiting for a reply (for `ostinato db check`)."""
+        return [req.task for req in self.pending.values() if req.task is not None]
 
 
 class LLMRequest(Persistent):
@@ -95,11 +104,13 @@ class LogEntry(Persistent):
             'seconds', 'prompt_tokens', 'reply_tokens', 'exchanges')}
 
 
-def llm_state(world):
-    st = getattr(world, 'llm', None)
-    if st is None:
-        st = world.llm = LLMState()
-    return st
+SERVICE = 'llm'
+
+
+def llm_state(world, make=True):
+    """The queue and the log (world.services['llm']); with make=False, None
+    while no request was ever made (readers must not write)."""
+    return service_state(world, SERVICE, LLMState if make else None)
 
 
 def to_value(obj):
@@ -151,7 +162,7 @@ class LLMService(Service):
         task.state = 'waiting'
 
     def busy(self, sched):
-        st = getattr(sched.world, 'llm', None)
+        st = llm_state(sched.world, make=False)
         return bool(st is not None and st.pending)
 
     def wait(self, timeout):
@@ -190,7 +201,7 @@ class LLMService(Service):
 
     # ------------------------------------------------------------ work
     def dispatch(self, sched):
-        st = getattr(sched.world, 'llm', None)
+        st = llm_state(sched.world, make=False)
         if st is None or not st.pending:
             return
         now = time.time()
@@ -273,7 +284,7 @@ class LLMService(Service):
 # ------------------------------------------------------------ `ostinato log`
 
 def log_entries(world, task_id=None, last=None):
-    st = getattr(world, 'llm', None)
+    st = llm_state(world, make=False)
     if st is None:
         return []
     entries = [e for e in st.log.values() if task_id is None or e.task_id == task_id]

@@ -37,9 +37,10 @@ from BTrees.LOBTree import LOBTree
 from persistent import Persistent
 
 from ..runtime.scheduler import ServiceStopped
-from ..runtime.world import outbox
+from ..runtime.world import service_state
 from ..vm import ops
 from .chat import channels_module, new_user, receive
+from .llm_queue import llm_state
 from .service import Service
 from .telegram_api import (RateLimiter, TelegramAPI, TelegramError, TelegramRetry,
                            split_text, update_message, update_non_text)
@@ -83,12 +84,14 @@ class TelegramState(Persistent):
         self.received = 0             # messages handed to threads
         self.skipped = 0              # updates seen again after a restart, dropped
 
+    def summary(self):
+        """For `ostinato db info`."""
+        return '%d messages in, %d users, %d refused, offset %d' % (
+            self.received, len(self.users), len(self.refused), self.offset)
+
 
 def telegram_state(world):
-    st = getattr(world, 'telegram', None)
-    if st is None:
-        st = world.telegram = TelegramState()
-    return st
+    return service_state(world, CHANNEL, TelegramState)
 
 
 def thread_id(chat_id, topic):
@@ -340,8 +343,8 @@ class TelegramChannel(Service):
     def dispatch(self, sched):
         """Hand the outbox's new Telegram entries to the sender, oldest first,
         after marking them as being sent."""
-        box = getattr(sched.world, 'outbox', None)
-        if box is None or not box.pending:
+        box = sched.world.outbox
+        if not box.pending:
             return
         todo = [m for m in box.pending.values()
                 if m.channel == CHANNEL and m.seq not in self.inflight]
@@ -376,7 +379,7 @@ class TelegramChannel(Service):
         for place, since in list(self.awaiting.items()):
             if now - since > TYPING_AT_MOST:
                 del self.awaiting[place]
-        llm = getattr(sched.world, 'llm', None)
+        llm = llm_state(sched.world, make=False)
         if llm is not None and llm.pending:
             for place in self.awaiting:
                 self.jobs.put(place)
@@ -393,7 +396,7 @@ class TelegramChannel(Service):
             sched.transact(lambda: self.confirm(sched, results))
 
     def confirm(self, sched, results):
-        box = outbox(sched.world)
+        box = sched.world.outbox
         for kind, seq, value in results:
             m = box.pending.get(seq)
             if m is None:

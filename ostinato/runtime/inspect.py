@@ -12,6 +12,7 @@ import time as _time
 from collections import Counter
 
 from ..compiler import code as _ops
+from ..compiler.code import BYTECODE_VERSION
 from ..vm.interp import goal_name
 from ..vm.printing import display, to_str
 from ..vm.values import Function, OModule, OObject, Task
@@ -115,7 +116,7 @@ def _watch_construct(task, watch):
     of its watched evaluation; the matching WATCH_END_* names the construct."""
     if watch.kind == 'token':
         return 'a reactive `for`'
-    frame = getattr(task, 'frame', None)
+    frame = task.frame
     if frame is None:
         return 'a watched evaluation'
     instrs = frame.code.instrs
@@ -168,7 +169,7 @@ def describe_wait(task, now=None):
 
 
 def since_text(task, now=None):
-    since = getattr(task, 'since', None)
+    since = task.since
     if since is None:
         return None
     now = _time.time() if now is None else now
@@ -191,7 +192,7 @@ def frames(task):
 
 def blurb(frame):
     """The goal blurb summary of the code a frame runs, or None."""
-    return getattr(frame.code, 'summary', None)
+    return frame.code.summary
 
 
 def goal_label(frame):
@@ -215,9 +216,9 @@ def is_old_code(frame):
     if type(goal) is Function or type(goal) is OModule:
         if goal.code is not None and code is not goal.code:
             return True
-    module = getattr(frame, 'module', None)
+    module = frame.module
     if type(module) is OModule and module.code is not None:
-        h, current = getattr(code, 'source_hash', None), module.code.source_hash
+        h, current = code.source_hash, module.code.source_hash
         if h is not None and current is not None and h != current:
             return True
     return False
@@ -232,8 +233,7 @@ def frame_pc(task, frame, innermost):
     call are just past their CALL; a task waiting on a change is parked at the
     start of its watched evaluation."""
     pc = frame.pc
-    if innermost and isinstance(getattr(task, 'waiting', None), Watch) \
-            and getattr(task, 'state', None) == 'waiting':
+    if innermost and isinstance(task.waiting, Watch) and task.state == 'waiting':
         return pc
     return max(pc - 1, 0)
 
@@ -259,7 +259,7 @@ def find_task(world, tid):
     """The task with id `tid`: a live one, or the ended main task."""
     t = world.tasks.get(tid)
     if t is None:
-        main = getattr(world, 'main_task', None)
+        main = world.main_task
         if main is not None and main.id == tid:
             t = main
     if t is None:
@@ -301,7 +301,7 @@ def task_text(world, tid, now=None):
     error (no final line break).  Raises NoSuchTask, a KeyError."""
     now = _time.time() if now is None else now
     task = find_task(world, tid)
-    main = ' (the main task)' if getattr(world, 'main_task', None) is task else ''
+    main = ' (the main task)' if world.main_task is task else ''
     lines = ['task %d %s%s: %s' % (task.id, task.name, main, task.state)]
     wait = describe_wait(task, now)
     if wait != task.state:
@@ -310,7 +310,7 @@ def task_text(world, tid, now=None):
     lines.append('goals: ' + ' > '.join(goal_stack(task)))
     if task.state == 'failed' or task.error is not None:
         lines.append('error: %s' % short(_error_text(task), 400))
-        for tb in getattr(task, 'traceback', None) or ():
+        for tb in task.traceback or ():
             lines.append('  at %s' % tb)
     elif task.state == 'done':
         lines.append('result: %s' % render(task.result))
@@ -335,7 +335,7 @@ def _error_text(task):
         msg = to_str(err)
     except Exception:
         msg = render(err)
-    where = getattr(task, 'raised_at', None)
+    where = task.raised_at
     if where is None and type(err) is OObject:
         where = err.vals.get('where')
     return '%s: %s' % (where, msg) if type(where) is str else msg
@@ -345,7 +345,7 @@ def _error_text(task):
 
 def module_status(m):
     """'unchanged', 'changed', 'missing' (the file is gone) or 'no file'."""
-    path = getattr(m, 'path', None)
+    path = m.path
     if not path:
         return 'no file'
     try:
@@ -360,7 +360,8 @@ def world_info(world):
     """Figures of a world as (label, text) pairs, then a list of module lines."""
     states = Counter(t.state for t in world.tasks.values())
     rows = [
-        ('schema version', str(getattr(world, 'schema', None))),
+        ('schema version', str(world.schema)),
+        ('bytecode version', str(BYTECODE_VERSION)),
         ('live tasks', '%d%s' % (sum(states.values()), (' (%s)' % ', '.join(
             '%d %s' % (n, s) for s, n in sorted(states.items()))) if states else '')),
         ('ready queue', str(len(world.ready))),
@@ -370,17 +371,17 @@ def world_info(world):
     nxt = world.next_timer() if len(world.timers) else None
     if nxt is not None:
         rows.append(('next timer', when_text(nxt, _time.time())))
-    main = getattr(world, 'main_task', None)
+    main = world.main_task
     if main is not None:
         rows.append(('main task', '%d %s (%s)' % (main.id, main.name, main.state)))
-    box = getattr(world, 'outbox', None)
-    if box is not None:
-        rows.append(('outbox', '%d waiting, %d sent, %d resent after a restart, %d refused'
-                     % (len(box.pending), box.sent, box.resent, box.failed)))
-    tg = getattr(world, 'telegram', None)
-    if tg is not None:
-        rows.append(('telegram', '%d messages in, %d users, %d refused, offset %d'
-                     % (tg.received, len(tg.users), len(tg.refused), tg.offset)))
+    box = world.outbox
+    rows.append(('outbox', '%d waiting, %d sent, %d resent after a restart, %d refused'
+                 % (len(box.pending), box.sent, box.resent, box.failed)))
+    for name, st in world.services.items():
+        # Each service's state says what is worth a line (its `summary`).
+        summary = getattr(st, 'summary', None)
+        if summary is not None:
+            rows.append((name, summary()))
     mods = []
     for name in world.modules.keys():
         m = world.modules[name]
@@ -477,8 +478,8 @@ def prune_ended(world):
 
     for tid in [tid for tid, t in world.tasks.items() if ended(t)]:
         del world.tasks[tid]
-    if any(ended(t) for t in world.ready):
-        world.ready = type(world.ready)(t for t in world.ready if id(t) not in gone)
+    for t in [t for t in world.ready if ended(t)]:
+        world.ready.remove(t)
     for key in [k for k, t in world.timers.items() if ended(t)]:
         del world.timers[key]
     for wid in [wid for wid, w in world.watches.items() if ended(w.task)]:
@@ -487,13 +488,9 @@ def prune_ended(world):
             tree = getattr(o, '_ow', None)
             if tree is not None and wid in tree:
                 del tree[wid]
-    running = getattr(world, 'running', None)
-    if isinstance(running, Task):
-        if ended(running):
-            world.running = None
-    elif running is not None:        # worker name -> task
-        for key in [k for k, t in running.items() if ended(t)]:
-            del running[key]
+    running = world.running          # worker name -> task
+    for key in [k for k, t in running.items() if ended(t)]:
+        del running[key]
     if gone:
         world._p_changed = True
     return len(gone)

@@ -89,7 +89,7 @@ def _exit_at_every_suspension(sched):
     # The clock stands still while the process is down, so that sleeps keep
     # their order however long a restart takes.
     w = sched.world
-    stopped = getattr(w, 'test_stopped_at', None)
+    stopped = w.test_stopped_at
     if stopped is not None:
         shift = time.time() - stopped
         timers = list(w.timers.items())

@@ -18,13 +18,15 @@ import sys
 import threading
 import time
 
+from ..compiler.code import BYTECODE_VERSION, COMPILER_VERSION
 from ..compiler.compiler import compile_module
 from ..syntax import OstSyntaxError, parse
 from ..vm import values as V
+from ..vm.blocks import UnrunnableCode
 from ..vm.interp import VM, Host, where_of
 from ..vm.printing import to_str
 from ..vm.values import Frame, OModule, OstError, Task
-from .world import Watch, World, outbox
+from .world import Watch, World
 
 
 # Set (by a signal handler of the CLI) to stop the run at the next turn
@@ -57,15 +59,14 @@ def stdlib_dir():
 
 
 def compile_source(source, path, module_name, world):
-    """Parse and compile a module source, once per source text: the Code is
-    kept in the world (the database), keyed by the text's hash, the file and
-    the module name.  Raises OstSyntaxError."""
+    """Parse and compile a module source, once per source text and compiler:
+    the Code is kept in the world (the database), keyed by the text's hash,
+    the file, the module name and the bytecode and compiler versions.
+    Raises OstSyntaxError."""
     import hashlib
-    from BTrees.OOBTree import OOBTree
-    key = (hashlib.sha256(source.encode('utf-8')).hexdigest(), path or '', module_name)
-    cache = getattr(world, 'compiled', None)
-    if cache is None:
-        cache = world.compiled = OOBTree()
+    key = (hashlib.sha256(source.encode('utf-8')).hexdigest(), path or '', module_name,
+           BYTECODE_VERSION, COMPILER_VERSION)
+    cache = world.compiled
     code = cache.get(key)
     if code is None:
         fname = os.path.basename(path)
@@ -119,14 +120,12 @@ class Scheduler(Host):
         w = self.world
         t = Task(w.new_task_id(), name, frame)
         w.tasks[t.id] = t
-        w._p_changed = True
         return t
 
     def spawn(self, vm, func, args, kwargs):
         frame = vm.new_task_frame(func, list(args), dict(kwargs))
         t = self.new_task(frame, task_name(func))
         self.world.ready.append(t)
-        self.world._p_changed = True
         return t
 
     def make_ready(self, task, front=False):
@@ -137,7 +136,6 @@ class Scheduler(Host):
             self.world.ready.appendleft(task)
         else:
             self.world.ready.append(task)
-        self.world._p_changed = True
 
     # ------------------------------------------------------------ changes
     # Each watched object keeps its watches in `_ow`, a BTree of its own
@@ -254,7 +252,6 @@ class Scheduler(Host):
         importer.state = 'waiting'
         importer.waiting = ('import', name)
         self.world.ready.appendleft(t)
-        self.world._p_changed = True
         return None
 
     def _module_settled(self, t, status):
@@ -285,12 +282,18 @@ class Scheduler(Host):
 
     # ------------------------------------------------------------ upgrades
     def source_changed(self, m):
-        """The module's file text if it differs from what was loaded, else None."""
+        """The module's file text if it differs from what was loaded, else
+        None.  A module whose file is gone is looked for again by name in the
+        library folders (an Ostinato installed elsewhere brings its stdlib)."""
         if not m.path:
             return None
+        if not os.path.exists(m.path):
+            moved = self.find_module(m.name, None)
+            if moved is not None and os.path.basename(moved) == os.path.basename(m.path):
+                m.path = moved
         try:
             st = os.stat(m.path)
-            if (st.st_mtime_ns, st.st_size) == getattr(m, 'stamp', None):
+            if (st.st_mtime_ns, st.st_size) == m.stamp:
                 return None
             source = read_source(m.path)
         except OSError:
@@ -330,7 +333,6 @@ class Scheduler(Host):
                 self.err.write(e.format() + '\n')
         for t in reversed(tasks):
             self.world.ready.appendleft(t)
-        self.world._p_changed = True
 
     # ------------------------------------------------------------ running
     def recover(self):
@@ -343,7 +345,6 @@ class Scheduler(Host):
             if not t.done and t not in w.ready:
                 t.state = 'ready'
                 w.ready.appendleft(t)
-                w._p_changed = True
 
     def start_main(self, path, module_name=None):
         """Make FILE's main task ready (docs/language.md §1): on a new database load
@@ -356,7 +357,13 @@ class Scheduler(Host):
         main = w.main_task
         m = w.modules.get(name) or w.loading.get(name)
         if m is not None and m.path != path:
-            m = None
+            if m.path and not os.path.exists(m.path):
+                # The same program, moved (or the database copied elsewhere).
+                if w.main_path == m.path:
+                    w.main_path = path
+                m.path = path
+            else:
+                m = None
         if m is None:
             m, t = self.load_module(name, path)
             m.stamp = _stamp(path)
@@ -382,7 +389,6 @@ class Scheduler(Host):
             w.main_path = path
             w.ready.append(t)
         self.upgrade_all(skip=m)
-        w._p_changed = True
         return w.main_task
 
     def run(self, forever=False):
@@ -432,7 +438,7 @@ class Scheduler(Host):
         """A bot message for a chat channel: it goes into the outbox in this
         turn's transaction, and the channel sends it after the commit.  With
         no such channel in this process it waits in the database for one."""
-        outbox(self.world).add(channel, thread_id, text)
+        self.world.outbox.add(channel, thread_id, text)
         self.wakeup.set()
 
     def transact(self, fn):
@@ -463,7 +469,11 @@ class Scheduler(Host):
         from ZODB.POSException import ConflictError
         w = self.world
         task = w.ready.popleft()
-        w._p_changed = True
+        # Taken off the queue and recorded as this worker's in one
+        # transaction: a task is always ready, running, waiting or done,
+        # even when the process dies right here (`recover` finds it).
+        task.state = 'running'
+        w.running[self.worker] = task
         if self.claim:
             # Claim the task in a transaction of its own, so two workers never
             # run it at once.
@@ -478,7 +488,15 @@ class Scheduler(Host):
                 return
             except ConflictError:
                 self.abort()
+                if not self.claim:
+                    # The abort put the task back in the queue (and undid the
+                    # timers that woke it): the loop takes it again.
+                    return
                 time.sleep(0.001 * attempt)
+            except UnrunnableCode as e:
+                self.abort()
+                self.fail_task(task, unrunnable_message(task, e))
+                return
             except Exception as e:  # a bug of ours: the task fails, the rest goes on
                 self.abort()
                 where = self.diagnose_unstorable(task) if _is_pickling_error(e) else None
@@ -525,9 +543,9 @@ class Scheduler(Host):
         w = self.world
         w.running.pop(self.worker, None)
         w.tasks.pop(task.id, None)
-        if task in w.ready:       # the abort undid taking it from the queue
-            w.ready.remove(task)
-            w._p_changed = True
+        # The abort undid taking it from the queue, or from the timers that
+        # woke it in the same transaction.
+        self.detach(task)
         frame = task.frame
         task.done = True
         task.state = 'failed'
@@ -539,6 +557,25 @@ class Scheduler(Host):
             self.changed(task)
         self.commit()
         self.flush()
+
+    def detach(self, task):
+        """Take `task` out of the ready queue and of what it waits for."""
+        w = self.world
+        if task in w.ready:
+            w.ready.remove(task)
+        waiting = task.waiting
+        if type(waiting) is tuple and waiting and waiting[0] == 'sleep':
+            when = waiting[1]
+            for key in list(w.timers.keys(min=(when, 0), max=(when, float('inf')))):
+                if w.timers[key] is task:
+                    del w.timers[key]
+        elif isinstance(waiting, Watch):
+            self.unwatch(waiting)
+        elif type(waiting) is tuple and waiting and waiting[0] == 'take':
+            q = waiting[1]
+            if q.takers and task in q.takers:
+                q.takers.remove(task)
+                q._p_changed = True
 
     def fail_internal(self, task, exc):
         import traceback as tb
@@ -570,7 +607,7 @@ class Scheduler(Host):
 
     def settle(self, task, status):
         w = self.world
-        importer = getattr(task, 'importer', None)
+        importer = task.importer
         if status == 'done' or status == 'failed':
             w.tasks.pop(task.id, None)
             if status == 'failed' and importer is None:
@@ -587,7 +624,7 @@ class Scheduler(Host):
             self._module_settled(task, status)
         else:
             # A module's top level that ended or first waited is loaded from then on.
-            m = getattr(task, 'module', None)
+            m = task.module
             if m is not None and status != 'failed' and w.loading.get(m.name) is m:
                 del w.loading[m.name]
                 w.modules[m.name] = m
@@ -622,7 +659,7 @@ class Scheduler(Host):
                 q._p_changed = True
                 self.make_ready(task)
             else:
-                if not hasattr(q, 'takers') or q.takers is None:
+                if q.takers is None:
                     q.takers = []
                 q.takers.append(task)
                 q._p_changed = True
@@ -640,7 +677,7 @@ class Scheduler(Host):
 
     def put(self, q, value):
         """Hand `value` to the first task waiting on q, or append it."""
-        takers = getattr(q, 'takers', None)
+        takers = q.takers
         if takers:
             t = takers.pop(0)
             q._p_changed = True
@@ -676,7 +713,7 @@ class Scheduler(Host):
     def report(self, task):
         """Report an uncaught error -- after the commit that records it, like
         printed output, so a crash never reports it twice."""
-        if getattr(task, 'reported', False):
+        if task.reported:
             return
         task.reported = True
         self.reports.append(format_report(task))
@@ -692,6 +729,14 @@ def format_report(task):
     for tb in task.traceback or ():
         lines.append('  at ' + tb)
     return '\n'.join(lines) + '\n'
+
+
+def unrunnable_message(task, e):
+    """What the operator reads when a task's stored code cannot run here."""
+    return ('task %d (%s) cannot continue: its code %s in %s was stored by another '
+            'Ostinato and %s. Finish it with the Ostinato that started it, or end it '
+            'with `ostinato tasks cancel %d`.' % (task.id, task.name, e.code.name,
+                                                  e.code.filename, e.problem, task.id))
 
 
 def _syntax_error_at_import(e):

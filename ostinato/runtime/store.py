@@ -8,6 +8,7 @@ socket path (`zeo:PATH`) attaches to a ZEO server.  Only `runtime/` (and
 from __future__ import annotations
 
 import os
+import sys
 
 import transaction
 import ZODB
@@ -99,11 +100,28 @@ class Store:
             self.tm.get().note('ostinato: new world')
             self.tm.commit()
         elif getattr(w, 'schema', None) != SCHEMA_VERSION:
-            raise StoreError('the database was written by another version of Ostinato '
-                             '(schema %r, this one uses %r)' % (getattr(w, 'schema', None),
-                                                               SCHEMA_VERSION))
+            w = self._migrate()
         V.set_error_type(w.error_type)
         return w
+
+    def _migrate(self):
+        """Bring an older database to this schema in one transaction
+        (runtime/migrations.py), and say so.  A read-only view is migrated
+        in memory only: it never commits."""
+        from .migrations import MigrationError, migrate
+
+        def run():
+            self.tm.get().note('ostinato: schema migration')
+            return migrate(self.conn.root()[ROOT_KEY])
+        try:
+            done = run() if self.storage.isReadOnly() else self.transact(run)
+        except MigrationError as e:
+            self.tm.abort()
+            raise StoreError('%s: %s' % (self.address or 'the database', e)) from None
+        if done and not self.storage.isReadOnly():
+            sys.stderr.write('ostinato: upgraded the database %s to schema %d (%s)\n'
+                             % (self.address or '', SCHEMA_VERSION, '; '.join(done)))
+        return self.conn.root()[ROOT_KEY]
 
     def commit(self, note=None):
         if note:

@@ -77,6 +77,18 @@ _BINARY = {ADD: '+', SUB: '-', MUL: '*', MOD: '%', LT: '<', LE: '<=', GT: '>', G
 _COMPARES = (LT, LE, GT, GE)
 
 
+class UnrunnableCode(Exception):
+    """Stored code of a bytecode version this Ostinato cannot run
+    (compiler.code.bytecode_problem).  Not an Ostinato error: the task
+    cannot go on at all, so it leaves the VM and the runtime stops the task
+    with a message saying what to do."""
+
+    def __init__(self, code, problem):
+        super().__init__('%s in %s: %s' % (code.name, code.filename, problem))
+        self.code = code
+        self.problem = problem
+
+
 def runnable(code):
     """The instructions the loop runs for `code` (see the module doc)."""
     try:
@@ -92,6 +104,9 @@ def call_layout(code):
     try:
         return code._v_call
     except AttributeError:
+        problem = getattr(code, '_v_unrunnable', None)
+        if problem is not None:
+            raise UnrunnableCode(code, problem) from None
         run = code._v_run = translate(code.instrs)
         layout = code._v_call = (run, code.nparams, code.nlocals)
         return layout

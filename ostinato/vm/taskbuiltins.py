@@ -48,7 +48,7 @@ def b_put(vm, q, value):
 
 def b_take(vm, q):
     _queue_arg('take', q)
-    if q.items and not getattr(q, 'takers', None):
+    if q.items and not q.takers:
         v = q.items.pop(0)
         q._p_changed = True
         if vm.host.waiters:

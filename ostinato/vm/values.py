@@ -336,7 +336,10 @@ def is_error(v):
 # ------------------------------------------------------------ modules, frames
 
 class OModule(Persistent):
-    """A loaded module: its namespace (name -> value) and where it came from."""
+    """A loaded module: its namespace (name -> value) and where it came from.
+    `stamp` is its file's (mtime, size) when last read, to notice edits."""
+
+    stamp = None
 
     def __init__(self, name, path=None):
         self.name = name
@@ -397,7 +400,17 @@ class Frame(Persistent):
 
 
 class Task(Persistent):
-    """A task: its current (innermost) frame and its outcome."""
+    """A task: its current (innermost) frame and its outcome.
+
+    Attributes added after the first stored tasks have class-level defaults
+    (the ZODB way), so a task stored before they existed reads them."""
+
+    module = None
+    importer = None
+    reported = False
+    since = None
+    waiting = None
+    ready_link = None         # its place in the ready queue (runtime.world.ReadyQueue)
 
     def __init__(self, tid, name, frame):
         self.id = tid
@@ -423,7 +436,10 @@ class Task(Persistent):
 
 
 class OQueue(Persistent):
-    """A persistent FIFO queue (docs/language.md §15.5)."""
+    """A persistent FIFO queue (docs/language.md §15.5).  `takers`: the tasks
+    waiting for an item, in order (none until one waits)."""
+
+    takers = None
 
     def __init__(self):
         self.items = []

@@ -67,7 +67,7 @@ INT_PARAMS = ('offset', 'limit', 'timeout', 'chat_id', 'message_thread_id')
 
 class FakeTelegram(FakeServer):
 
-    def __init__(self, token: str = TOKEN):
+    def __init__(self, token: str = TOKEN, first_update_id: int = 500000001):
         super().__init__(models=())
         self.token = token
         self.bot = dict(BOT, id=int(token.split(':')[0]) if token.split(':')[0].isdigit()
@@ -79,7 +79,7 @@ class FakeTelegram(FakeServer):
         self.webhook: Optional[str] = None
         self.allowed_updates = None         # as last given to getUpdates
         self._updates: list = []            # unconfirmed updates, by update_id
-        self._next_update_id = 500000001
+        self._next_update_id = first_update_id
         self._next_message_id = 1
         self._poll_generation = 0
         self._behaviours = defaultdict(deque)

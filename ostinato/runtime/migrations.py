@@ -1,0 +1,105 @@
+"""Schema migrations: bringing a database written by an older Ostinato up to
+this one's stored format (DESIGN.md §3, "The stored format is a contract").
+
+The world records its schema version (`World.schema`).  Each step here
+takes a world of version N to N + 1 and is registered under N; opening a
+database runs the steps from its version up to SCHEMA_VERSION in one
+transaction, so a crash during a migration leaves the database as it was.
+A database newer than this Ostinato is refused, never guessed at.
+
+How to change what is stored (the ZODB way):
+- a new attribute on a stored class gets a class-level default, so old
+  records read it, and needs no step when the default is right for them;
+- anything else -- a new collection on the world, state moved or re-keyed,
+  a value in a new form -- bumps SCHEMA_VERSION in runtime/world.py and
+  adds a step here, and tests/fixtures gets a database made by the new
+  version (tests/fixtures/README.md says how).
+Bytecode has versions of its own (compiler/code.py): stored code is
+translated as it loads, not here.
+"""
+from __future__ import annotations
+
+from BTrees.OOBTree import OOBTree
+
+from .world import SCHEMA_VERSION, Outbox, ReadyQueue
+
+# from-version -> (what the step does, function(world))
+STEPS = {}
+
+
+class MigrationError(Exception):
+    """A database this Ostinato cannot bring to its schema; the message says
+    what to do."""
+
+
+def step(version, what):
+    def register(fn):
+        assert version not in STEPS, version
+        STEPS[version] = (what, fn)
+        return fn
+    return register
+
+
+def pending(world):
+    """The steps a world needs, as (from-version, what) pairs; raises
+    MigrationError for a world newer than this Ostinato or with a gap."""
+    version = getattr(world, 'schema', None)     # whatever wrote it, it is read here
+    if not isinstance(version, int):
+        raise MigrationError('the database has no readable schema version (%r)' % (version,))
+    if version > SCHEMA_VERSION:
+        raise MigrationError(
+            'the database was written by a newer Ostinato (schema %d; this one knows up to '
+            '%d): upgrade Ostinato to use it' % (version, SCHEMA_VERSION))
+    todo = []
+    for v in range(version, SCHEMA_VERSION):
+        if v not in STEPS:
+            raise MigrationError('no migration from schema %d to %d' % (v, v + 1))
+        todo.append((v, STEPS[v][0]))
+    return todo
+
+
+def migrate(world):
+    """Run the pending steps on `world` (the caller commits, or aborts to
+    leave the database as it was).  Returns what was done, one line a step."""
+    done = []
+    for v, what in pending(world):
+        STEPS[v][1](world)
+        world.schema = v + 1
+        done.append('schema %d -> %d: %s' % (v, v + 1, what))
+    return done
+
+
+# --------------------------------------------------------------------- steps
+
+@step(1, 'effects keep their state in world.services; the outbox always exists; '
+         'the compiled-code cache is keyed by bytecode and compiler version')
+def _services_registry(world):
+    d = world.__dict__
+    services = OOBTree()
+    for name in ('llm', 'telegram'):
+        st = d.get(name)
+        if st is not None:
+            services[name] = st
+            delattr(world, name)
+    world.services = services
+    if d.get('outbox') is None:
+        world.outbox = Outbox()
+    # Code compiled before versions were recorded is found by nobody under
+    # the new keys; frames hold their Code directly, so dropping the old
+    # entries loses nothing (modules are recompiled on the next start).
+    world.compiled = OOBTree()
+    running = d.get('running')
+    if running is None or not isinstance(running, OOBTree):
+        tree = OOBTree()
+        if running is not None:        # an early form: the one task `run` was running
+            tree['run'] = running
+        world.running = tree
+
+
+@step(2, 'the ready queue is a chain of small records, not a list inside the world record')
+def _ready_queue_chain(world):
+    old = world.__dict__.get('ready') or ()
+    queue = ReadyQueue()
+    for task in old:
+        queue.append(task)
+    world.ready = queue
