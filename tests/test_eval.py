@@ -446,6 +446,12 @@ def test_how_runs_end(tmp_path):
     assert re.search(r"^1 of \d+ model requests failed; the most frequent error \(1\):\n"
                      r"  llm: the script .*script\.json has no reply for request \d+$", r.stdout, re.M)
     assert s['llm']['failed'] == 1
+    # What the eval left in its database is consistent: every task of a run
+    # it ended early was stopped, nothing is orphaned or held twice.
+    db = next((tmp_path / 'work').iterdir()) / 'db' / '1-cases.fs'
+    check = subprocess.run([sys.executable, '-m', 'ostinato', 'db', 'check', '--db', str(db)],
+                           cwd=tmp_path, env=env_for(tmp_path), text=True, capture_output=True)
+    assert check.returncode == 0, check.stdout + check.stderr
 
 
 # ------------------------------------------------------------------ the shipped cases

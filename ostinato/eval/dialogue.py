@@ -13,8 +13,8 @@ runtime: each task is attributed to its run (the task the router spawns for
 a thread, and everything that task spawns), so that every run has a
 virtual clock of its own (message times and `now()` follow the simulated
 user, not the machine), its LLM requests and error reports are known, and
-the tasks of a run that was ended early (too chatty) are parked instead of
-running on.
+the tasks of a run that was ended early (too chatty) are stopped instead
+of running on.
 """
 from __future__ import annotations
 
@@ -126,16 +126,8 @@ class EvalScheduler(Scheduler):
         return self.task_runs.get(task.id)
 
     def run_one(self):
-        task = self.world.ready[0]
+        task = next(iter(self.world.ready))
         run = self.run_of(task)
-        if run is not None and run.end is not None:
-            # The run was ended early: its tasks stay where they are.
-            self.world.ready.popleft()
-            self.world._p_changed = True
-            task.state = 'waiting'
-            task.waiting = None
-            self.commit()
-            return
         self.current = run
         self.sim.clock.run = run
         if run is not None:
@@ -164,6 +156,28 @@ class EvalScheduler(Scheduler):
         if channel == CHANNEL:
             return          # the simulated user reads the thread itself
         super().deliver(channel, thread_id, text)
+
+    def stop_run(self, run):
+        """End the tasks of a run that was ended early (too chatty, too
+        many model calls): out of the ready queue and of whatever they wait
+        for, their model requests withdrawn -- nothing of the run goes on."""
+        from ..effects.llm_queue import llm_state
+        w = self.world
+
+        def stop():
+            pending = llm_state(w).pending
+            for seq in run.seqs:
+                if seq in pending:
+                    del pending[seq]
+            for tid, r in list(self.task_runs.items()):
+                t = w.tasks.get(tid) if r is run else None
+                if t is not None and not t.done:
+                    self.detach(t)
+                    del w.tasks[tid]
+                    t.done = True
+                    t.state = 'done'
+                    t.waiting = None
+        self.transact(stop)
 
     def report(self, task):
         run = self.run_of(task)
@@ -345,10 +359,13 @@ class Simulation(Service):
         self.active.remove(run)
         self.restore_zone()             # the transcript shows the machine's times in its zone
         self.finish_cb(sched, run, self.thread(sched, run))
+        if how in FAILING_ENDS:
+            sched.stop_run(run)
 
 
 def _llm_pending(world):
-    st = getattr(world, 'llm', None)
+    from ..effects.llm_queue import llm_state
+    st = llm_state(world, make=False)
     return bool(st is not None and st.pending)
 
 

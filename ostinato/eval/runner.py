@@ -219,8 +219,8 @@ def score(sched, run, thread, transcript_path):
     case = run.case
     ms = thread.vals['messages'].items if thread is not None else []
     bot = [m.vals.get('text') for m in ms if m.vals.get('sender') is None]
-    log = llm_state(sched.world).log
-    entries = [log[s] for s in run.seqs if s in log]
+    st = llm_state(sched.world, make=False)
+    entries = [st.log[s] for s in run.seqs if s in st.log] if st is not None else []
     names = {'user': thread.vals.get('user') if thread is not None else None,
              'thread': thread, 'bot': OList(list(bot)), 'asked': run.asked,
              'llm_calls': len(entries)}
@@ -247,19 +247,4 @@ def score(sched, run, thread, transcript_path):
     }
     result.update(stats)
     R.write_transcript(transcript_path, run, result, chat, user_state, entries)
-    _withdraw(sched, run)
     return result
-
-
-def _withdraw(sched, run):
-    """Take an ended run's requests that wait for the model out of the
-    queue: nobody needs their answers any more."""
-    from ..effects.llm_queue import llm_state
-
-    def withdraw():
-        pending = llm_state(sched.world).pending
-        for seq in run.seqs:
-            if seq in pending:
-                del pending[seq]
-    if any(s in llm_state(sched.world).pending for s in run.seqs):
-        sched.transact(withdraw)
