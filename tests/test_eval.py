@@ -704,8 +704,12 @@ def test_an_interrupted_eval_starts_over_when_the_cases_changed(tmp_path):
     state = json.loads((work / 'state.json').read_text())
     state['complete'] = False                      # as if it had been killed
     (work / 'state.json').write_text(json.dumps(state))
+    # A record of another shape (another version wrote it) and one cut
+    # short by the crash are not kept: their runs are run again.
     (work / 'results.jsonl').write_text(
-        (work / 'results.jsonl').read_text().splitlines()[0] + '\n{"case": "cut sh')
+        (work / 'results.jsonl').read_text().splitlines()[0] + '\n'
+        '{"file": "cases.toml", "case": "asked, then answered", "run": 2, "passed": true}\n'
+        '{"case": "cut sh')
     r = ost_eval(tmp_path, cases)                   # unchanged: it goes on
     assert r.returncode == 0, r.stderr
     assert 'going on with the interrupted eval in %s: 1 of 4 runs had finished' % work in r.stderr

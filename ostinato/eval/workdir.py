@@ -85,6 +85,21 @@ def fingerprint(files, backend_identity):
     return _digest(parts)
 
 
+# What a recorded result must hold for this version to report it; a record
+# of another shape (written by another version) is not kept: its run is
+# simply run again.
+_FIELDS = {'file': str, 'case': str, 'run': int, 'holdout': bool, 'passed': bool,
+           'failed_expectations': list, 'bot_messages': int, 'asked': int, 'llm_calls': int,
+           'seconds': (int, float), 'bot': list, 'errors': list, 'transcript': str,
+           'llm_errors': list, 'llm_seconds': (int, float), 'attempts': int}
+
+
+def _readable(r):
+    return isinstance(r, dict) and all(
+        isinstance(r.get(k), t) and (t is bool or not isinstance(r.get(k), bool))
+        for k, t in _FIELDS.items())
+
+
 class WorkDir:
     def __init__(self, root, files, identity, say):
         stems = '+'.join(slug(os.path.splitext(os.path.basename(cf.path))[0], 20)
@@ -159,7 +174,7 @@ class WorkDir:
                         r = json.loads(line)
                     except ValueError:
                         continue
-                    if isinstance(r, dict) and 'case' in r and 'run' in r:
+                    if _readable(r):
                         out.append(r)
         except OSError:
             pass
