@@ -119,15 +119,20 @@ ENDINGS = {
 
 def llm_stats(entries):
     """Figures of a run's exchanges with the model."""
-    seconds = [e.seconds for e in entries if e.seconds is not None]
+    # A failed request records no timings: from its asking to its answer
+    # is what it cost (the dialogues wait for the model one at a time).
+    seconds = [e.seconds if e.seconds is not None else max(0.0, (e.answered or 0) - (e.asked or 0))
+               for e in entries]
     prompt = [e.prompt_tokens for e in entries if e.prompt_tokens is not None]
     reply = [e.reply_tokens for e in entries if e.reply_tokens is not None]
+    timed = [e.seconds for e in entries if e.reply_tokens is not None and e.seconds is not None]
     models = Counter(e.model for e in entries if e.model)
     backends = Counter(e.backend for e in entries if e.backend)
     return {
         'attempts': sum(e.attempts or 1 for e in entries),
         'llm_errors': [e.error for e in entries if e.error],
         'llm_seconds': round(sum(seconds), 3),
+        'token_seconds': round(sum(timed), 3),      # of the requests that report tokens
         'prompt_tokens': sum(prompt) if prompt else None,
         'reply_tokens': sum(reply) if reply else None,
         'model': models.most_common(1)[0][0] if models else None,
@@ -256,6 +261,7 @@ def summarize(files, plan, results, options, work_path):
     reply_tokens = sum(r.get('reply_tokens') or 0 for r in results)
     prompt_tokens = sum(r.get('prompt_tokens') or 0 for r in results)
     llm_seconds = sum(r.get('llm_seconds') or 0 for r in results)
+    token_seconds = sum(r.get('token_seconds', r.get('llm_seconds')) or 0 for r in results)
     errors = Counter(x for r in results for x in r.get('llm_errors') or ())
     models = Counter(r['model'] for r in results if r.get('model'))
     backends = Counter(r['backend'] for r in results if r.get('backend'))
@@ -281,10 +287,11 @@ def summarize(files, plan, results, options, work_path):
             'seconds': round(llm_seconds, 3),
             'prompt_tokens': prompt_tokens or None,
             'reply_tokens': reply_tokens or None,
-            # Generation speed over the time the model worked (reading the
-            # prompts included): what a dialogue waits for.
-            'tokens_per_second': round(reply_tokens / llm_seconds, 2)
-            if reply_tokens and llm_seconds else None,
+            # Generation speed over the time the model worked on the
+            # requests that report tokens (reading their prompts included):
+            # what a dialogue waits for.  A failed request reports none.
+            'tokens_per_second': round(reply_tokens / token_seconds, 2)
+            if reply_tokens and token_seconds else None,
             'failed': sum(errors.values()),
             'errors': [{'error': e, 'count': n} for e, n in errors.most_common()],
         },
@@ -388,8 +395,10 @@ def markdown(s):
         '| total | %d/%d runs passed (%s) |' % (s['passed'], s['runs'], _pct(s['pass_rate'])),
         '| seconds per dialogue | mean %s, median %s |' % (_num(s['seconds']['mean']),
                                                            _num(s['seconds']['median'])),
-        '| tokens/s | %s (generated, over the time the model worked) |'
-        % _num(s['llm']['tokens_per_second']),
+        '| model time | %s s in %d requests, %d failed |' % (
+            _num(s['llm']['seconds']), s['llm']['calls'], s['llm']['failed']),
+        '| tokens/s | %s (generated per second of model time, over the requests that '
+        'succeeded) |' % _num(s['llm']['tokens_per_second']),
         '',
     ]
     for f in s['files']:
