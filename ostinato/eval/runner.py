@@ -21,7 +21,7 @@ from ..vm.values import OList
 from .cases import CaseFileError, load_case_files
 from .dialogue import FAILING_ENDS, EvalScheduler, Run, Simulation, SkillError, evaluate
 from . import report as R
-from .workdir import WorkDir, WorkDirError
+from .workdir import WorkDir, WorkDirError, fingerprint
 
 EXIT_OK, EXIT_BELOW_MIN, EXIT_USAGE, EXIT_DATA, EXIT_RUNTIME, EXIT_INTERRUPTED = 0, 1, 2, 65, 70, 130
 
@@ -94,7 +94,6 @@ def run_command(paths, options: Options, make_llm_service: Callable, identity: d
 
 
 def _run(files, plan, options, make_llm_service, identity, work, out, err):
-    from .workdir import fingerprint
     done = work.open(fingerprint(files, identity), len(plan))
     finished = {(r['file'], r['case'], r['run']): r for r in done}
     results = list(finished.values())
@@ -106,7 +105,6 @@ def _run(files, plan, options, make_llm_service, identity, work, out, err):
     header = R.header_line(files, plan, options, identity)
     out.write(header + '\n')
     out.flush()
-    status = EXIT_OK
     for fi, cf in enumerate(files):
         todo = [(ci, case, n) for (f, ci, case, n) in plan
                 if f == fi and (cf.path, case.name, n) not in finished]
