@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 EMBEDDED_STAMP := $(VENV)/.embedded-stamp
 
-.PHONY: run test bench clean corpus hint screenshots
+.PHONY: run test bench clean corpus hint screenshots eval
 
 # How to reach the command that `make` installed into .venv.
 hint:
@@ -51,6 +51,20 @@ run: $(STAMP)
 	else echo "Tell me what you ate (Ctrl-D to stop; your log is kept in $$db)."; fi; \
 	$(BIN)/ostinato run --llm "$$backend" $(SKILL); status=$$?; \
 	$(MAKE) -s hint; exit $$status
+
+# `make eval`: the shipped case files on the embedded model (installed on
+# first use, as for `make run`); the table on the terminal, the figures into
+# evals/RESULTS.md.  EVAL_ARGS adds options, e.g. EVAL_ARGS='--runs 1'.
+EVAL_LLM  ?= embedded
+EVAL_ARGS ?=
+eval: $(STAMP)
+	@if [ "$(EVAL_LLM)" = embedded ] && [ ! -f $(EMBEDDED_STAMP) ]; then \
+	    echo "Installing the embedded model (llama.cpp + Gemma 3 270M)."; \
+	    $(MAKE) --no-print-directory $(EMBEDDED_STAMP) || exit 1; \
+	fi
+	@mkdir -p .ostinato-eval
+	$(BIN)/ostinato eval evals/diet.toml evals/recipes.toml --llm $(EVAL_LLM) \
+	    --json .ostinato-eval/latest.json --markdown evals/RESULTS.md $(EVAL_ARGS)
 
 # The tests include the embedded model's: they need the extra.
 test: $(STAMP) $(EMBEDDED_STAMP)

@@ -924,6 +924,71 @@ def dis(file):
     click.echo(disassemble(code))
 
 
+# ------------------------------------------------------------------ eval
+
+def _fraction(value):
+    """--min-pass: 0.6, or a percentage such as 60%."""
+    text = str(value).strip()
+    try:
+        f = float(text[:-1]) / 100 if text.endswith('%') else float(text)
+    except ValueError:
+        raise click.BadParameter('%r is not a fraction (0.6) or a percentage (60%%)' % value)
+    if not 0 <= f <= 1:
+        raise click.BadParameter('%r is not between 0 and 1 (or 0%% and 100%%)' % value)
+    return f
+
+
+@main.command('eval')
+@click.argument('case_files', nargs=-1, required=True, metavar='CASES.toml...',
+                type=click.Path(dir_okay=False))
+@_llm_options
+@click.option('--runs', type=click.IntRange(1), default=None,
+              help="runs per case (default: the case file's `runs`)")
+@click.option('--jobs', type=click.IntRange(1, 256), default=1, show_default=True,
+              help='dialogues at once; they share the model through its queue')
+@click.option('--json', 'json_path', type=click.Path(dir_okay=False), default=None,
+              help='also write every result to this JSON file')
+@click.option('--markdown', 'markdown_path', type=click.Path(dir_okay=False), default=None,
+              help='write the results as Markdown into this file (between its '
+                   'ostinato-eval markers if it has them)')
+@click.option('--min-pass', 'min_pass', default='0', metavar='F',
+              help='exit 1 when the pass rate is below F (0.6, or 60%)')
+@click.option('--only', multiple=True, metavar='NAME',
+              help='only the cases whose name contains NAME (repeatable)')
+@click.option('--work', default='.ostinato-eval', show_default=True, envvar='OSTINATO_EVAL_DIR',
+              help='where the databases, results and transcripts go (env OSTINATO_EVAL_DIR)')
+def eval_command(case_files, llm, model, llm_parallel, llm_servers, runs, jobs, json_path,
+                 markdown_path, min_pass, only, work):
+    """Run a skill against the simulated users of CASES.toml and score it.
+
+    Each run is a real dialogue on the runtime with the chosen model, on a
+    virtual clock.  An interrupted eval goes on when the same command runs
+    again."""
+    from .eval.runner import EXIT_RUNTIME as _EXIT, Options, run_command
+    try:
+        threshold = _fraction(min_pass)
+    except click.BadParameter as e:
+        raise click.UsageError('--min-pass: %s' % e.message)
+    options = Options(runs=runs, jobs=jobs, json_path=json_path, markdown_path=markdown_path,
+                      min_pass=threshold, only=list(only), work=work)
+    identity = {
+        'llm': llm or os.environ.get('OSTINATO_LLM') or 'auto',
+        'model': model or os.environ.get('OSTINATO_MODEL'),
+        'script': os.environ.get('OSTINATO_LLM_SCRIPT'),
+    }
+    _stop_on_signals()
+    try:
+        status = run_command(case_files, options,
+                             lambda: _llm_service(llm, model, llm_parallel, 'eval',
+                                                  servers=llm_servers),
+                             identity)
+    except Exception:
+        sys.stderr.write('ostinato: internal error (please report it):\n')
+        traceback.print_exc()
+        status = _EXIT
+    sys.exit(status)
+
+
 # ------------------------------------------------------------------ new, doctor, completion
 
 @main.group('new', cls=Commands)

@@ -1,0 +1,238 @@
+"""A correct model for every case of evals/diet.toml and evals/recipes.toml,
+as a script for the scripted backend.
+
+Each case's dialogue is written down as a careful model would conduct it:
+it extracts every item with its time, asks when the user named only a meal,
+asks again after a vague answer, picks the right skill, knows an apple from
+a dish and asks for a dish's ingredients.  test_eval runs the shipped case
+files against it: every case must pass, which shows that the expectations
+accept a correct dialogue (and do not merely describe what some model
+happened to do).
+"""
+import re
+
+DAY = '2025-03-14T%s:00-04:00'
+
+
+def _iso(hhmm):
+    return DAY % hhmm
+
+
+def _user_said(user, text):
+    """The prompt's chat has `user` writing `text` (its start)."""
+    return r'\] %s: %s' % (re.escape(user), re.escape(text))
+
+
+def diet(user, said, answer, items, times, confer_first=None):
+    """A diet dialogue: `said` is the user's message (its start), `answer`
+    the extracted list, `items` the itemized mapping; `times` maps each
+    key to an 'HH:MM' (known from the message) or to a list of steps
+    [(question, reply start), ..., 'HH:MM']: ask, and after the reply that
+    starts so, ask the next question or answer the time."""
+    entries = []
+    if confer_first is not None:
+        question, reply, outcome = confer_first
+        entries.append({'match': _user_said(user, reply) + r'[^\n]*\n\nQuestion: What did you eat',
+                        'reply': outcome})
+        entries.append({'match': _user_said(user, said) + r'[^\n]*\n\nQuestion: What did you eat',
+                        'reply': {'action': 'confer', 'text': question}})
+    else:
+        entries.append({'match': _user_said(user, said) + r'[^\n]*\n\nQuestion: What did you eat',
+                        'reply': {'action': 'answer', 'text': answer}})
+    if answer is not None:
+        entries.append({'match': r'Re-format "%s"' % re.escape(answer),
+                        'reply': {'action': 'itemize', 'items': items}})
+    for key, how in times.items():
+        asked = r"Question: When, roughly, was %s\?" % re.escape(_quote(key))
+        if isinstance(how, str):
+            entries.append({'match': r'\] %s: .*%s' % (re.escape(user), asked),
+                            'reply': {'action': 'answer', 'text': _iso(how)}})
+            continue
+        *steps, hhmm = how
+        # The last reply answers the question; each earlier one asks again.
+        replies = [r for _, r in steps]
+        entries.append({'match': _user_said(user, replies[-1]) + r'[^\n]*\n\n' + asked,
+                        'reply': {'action': 'answer', 'text': _iso(hhmm)}})
+        for k in range(len(steps) - 1, 0, -1):
+            entries.append({'match': _user_said(user, replies[k - 1]) + r'[^\n]*\n\n' + asked,
+                            'reply': {'action': 'confer', 'text': steps[k][0]}})
+        entries.append({'match': r'\] %s: .*%s' % (re.escape(user), asked),
+                        'reply': {'action': 'confer', 'text': steps[0][0]}})
+    return entries
+
+
+def _quote(s):
+    return "'%s'" % s.replace('\\', '\\\\').replace("'", "\\'")
+
+
+def skill(user, said, name):
+    return {'match': _user_said(user, said) + r'[^\n]*\n\nWhich skill', 'reply': {'skill': name}}
+
+
+def basic(item):
+    return {'match': r'Question: Is %s a single basic food' % re.escape(_quote(item)),
+            'reply': {'action': 'answer', 'text': 'basic food'}}
+
+
+def dish(user, item, question, reply, listed, ingredients):
+    """A dish: its ingredients asked for; `reply` starts the user's answer,
+    `listed` is the answer (None: the user would not say), `ingredients`
+    the re-formatted list of (name, quantity, unit)."""
+    q = r'Question: What is in %s' % re.escape(_quote(item))
+    entries = [{'match': r'Question: Is %s a single basic food' % re.escape(_quote(item)),
+                'reply': {'action': 'answer', 'text': 'dish'}}]
+    if listed is None:
+        entries.append({'match': _user_said(user, reply) + r'[^\n]*\n\n' + q,
+                        'reply': {'action': 'cancel', 'text': 'The user does not know.'}})
+    else:
+        entries.append({'match': _user_said(user, reply) + r'[^\n]*\n\n' + q,
+                        'reply': {'action': 'answer', 'text': listed}})
+        entries.append({'match': r'Re-format this ingredient list of one serving of "%s"'
+                                 % re.escape(item),
+                        'reply': {'ingredients': [{'name': n, 'quantity': qty, 'unit': u}
+                                                  for n, qty, u in ingredients]}})
+    entries.append({'match': r'\] %s: .*%s' % (re.escape(user), q),
+                    'reply': {'action': 'confer', 'text': question}})
+    return entries
+
+
+def diet_script():
+    e = []
+    e += diet('ann', 'Had a turkey sandwich', 'lunch: turkey sandwich, apple; later: hot chocolate',
+              {'lunch': ['turkey sandwich', 'apple'], 'later': ['hot chocolate']},
+              {'lunch': [('About what time was lunch?', 'around 12:30'), '12:30'],
+               'later': [('And when did you have the hot chocolate?', 'at 2:30'), '14:30']})
+    e += diet('ann', 'cookie just now', 'a cookie, just now', {'just now': ['cookie']},
+              {'just now': '16:05'})
+    e += diet('bo', 'Breakfast was oatmeal', 'oatmeal with blueberries at 7:15; chicken caesar '
+              'salad at 12:45', {'7:15': ['oatmeal with blueberries'],
+                                 '12:45': ['chicken caesar salad']},
+              {'7:15': '07:15', '12:45': '12:45'})
+    e += diet('cy', 'eggs and toast at 8', 'eggs and toast at 8, a burrito at 1pm, pasta at 7:30pm',
+              {'8': ['eggs', 'toast'], '1pm': ['burrito'], '7:30pm': ['pasta']},
+              {'8': '08:00', '1pm': '13:00', '7:30pm': '19:30'})
+    e += diet('dee', 'for lunch at noon', 'lunch at noon: burger, fries, coke',
+              {'noon': ['burger', 'fries', 'coke']}, {'noon': '12:00'})
+    e += diet('eli', 'breakfast: 2 eggs', 'breakfast: 2 eggs, toast; lunch: tuna sandwich',
+              {'breakfast': ['2 eggs', 'toast'], 'lunch': ['tuna sandwich']},
+              {'breakfast': [('When was breakfast?', 'around 8'), '08:00'],
+               'lunch': [('And lunch?', 'about 1pm'), '13:00']})
+    e += diet('fay', 'had oatmeal at 7:30', 'oatmeal at 7:30; salad for lunch',
+              {'7:30': ['oatmeal'], 'lunch': ['salad']},
+              {'7:30': '07:30', 'lunch': [('What time was lunch?', '12:15'), '12:15']})
+    e += diet('gus', 'I had a banana an hour ago', 'a banana, an hour ago',
+              {'an hour ago': ['banana']}, {'an hour ago': '15:00'})
+    e += diet('hal', 'just finished a bowl', 'a bowl of ramen, just now',
+              {'just now': ['bowl of ramen']}, {'just now': '16:00'})
+    e += diet('ivy', 'ate an orange', 'an orange, half an hour ago',
+              {'half an hour ago': ['orange']}, {'half an hour ago': '15:30'})
+    e += diet('jo', 'a handful of almonds', 'a handful of almonds, a few minutes ago',
+              {'a few minutes ago': ['almonds']}, {'a few minutes ago': '15:55'})
+    e += diet('kim', 'Had pizza for dinner', 'pizza for dinner', {'dinner': ['pizza']},
+              {'dinner': [('What time was dinner?', 'around 7pm'), '19:00']})
+    e += diet('lee', 'For breakfast I had', 'breakfast: bagel with cream cheese, coffee',
+              {'breakfast': ['bagel with cream cheese', 'coffee']},
+              {'breakfast': [('When was breakfast?', '8:30'), '08:30']})
+    e += diet('max', 'had a granola bar', 'a granola bar as a snack', {'snack': ['granola bar']},
+              {'snack': [('When did you have the snack?', 'mid-morning'), '10:30']})
+    e += diet('ned', 'I had soup for lunch', 'soup for lunch', {'lunch': ['soup']},
+              {'lunch': [('When was lunch?', 'the usual time'),
+                         ('Roughly what time is that?', 'oh, around noon'), '12:00']})
+    e += diet('ola', 'Had a salad for dinner', 'a salad for dinner', {'dinner': ['salad']},
+              {'dinner': [('When was dinner?', 'earlier'),
+                          ('About what time?', 'about 6:30'), '18:30']})
+    e += diet('pat', 'I had a donut', 'a bagel for breakfast at 8', {'8': ['bagel']},
+              {'8': '08:00'})
+    e += diet('quinn', 'Had a coffee at 9', 'a coffee at 10', {'10': ['coffee']}, {'10': '10:00'})
+    e += diet('ray', "I haven't eaten", 'nothing', {}, {})
+    e += diet('sam', 'skipped breakfast', 'nothing', {}, {})
+    e += diet('tia', 'I want to log my lunch', None, None, {},
+              confer_first=('What did you have for lunch?', 'never mind',
+                            {'action': 'cancel', 'text': 'The user changed their mind.'}))
+    e += diet('uma', 'log breakfast', None, None, {},
+              confer_first=('What did you have for breakfast?', 'forget it',
+                            {'action': 'cancel', 'text': 'Not now.'}))
+    e.append({'match': r'Re-format "none"', 'reply': {'action': 'itemize'}})
+    e += diet('val', 'Two cups of coffee', 'coffee around 8; coffee around 10',
+              {'8': ['coffee'], '10': ['coffee']}, {'8': '08:00', '10': '10:00'})
+    e += diet('wes', 'a glass of orange juice', 'orange juice at 7; latte at 9:30',
+              {'7': ['orange juice'], '9:30': ['latte']}, {'7': '07:00', '9:30': '09:30'})
+    e += diet('fin', '2 beers and a glass', '2 beers and a glass of wine around 8pm',
+              {'8pm': ['2 beers', 'glass of wine']}, {'8pm': '20:00'})
+    e += diet('xan', 'had a chiken sandwhich', 'lunch at 12:30: chicken sandwich, coffee',
+              {'12:30': ['chicken sandwich', 'coffee']}, {'12:30': '12:30'})
+    e += diet('yas', 'ate a banan', 'a banana and some yogurt at 9am',
+              {'9am': ['banana', 'yogurt']}, {'9am': '09:00'})
+    e += diet('gil', 'jsut had a cofee', 'a coffee just now', {'just now': ['coffee']},
+              {'just now': '16:00'})
+    e += diet('zoe', 'So today was crazy', 'a donut around 10; a turkey wrap at 1:30',
+              {'around 10': ['donut'], '1:30': ['turkey wrap']},
+              {'around 10': '10:00', '1:30': '13:30'})
+    e += diet('abe', 'ugh long day', 'a big plate of pad thai at 3',
+              {'3': ['pad thai']}, {'3': '15:00'})
+    e += diet('bea', 'Lunch at 13:15', 'lunch at 13:15: lentil soup, bread',
+              {'13:15': ['lentil soup', 'bread']}, {'13:15': '13:15'})
+    e += diet('cal', 'had cereal at 7am', 'cereal at 7am; a sandwich at 12pm',
+              {'7am': ['cereal'], '12pm': ['sandwich']}, {'7am': '07:00', '12pm': '12:00'})
+    e += diet('dan', 'dinner 19:45', 'dinner at 19:45: grilled salmon, rice',
+              {'19:45': ['grilled salmon', 'rice']}, {'19:45': '19:45'})
+    e += diet('eve', 'chips at 3pm', 'chips at 3pm; an apple at 5:30pm',
+              {'3pm': ['chips'], '5:30pm': ['apple']}, {'3pm': '15:00', '5:30pm': '17:30'})
+    e += diet('hana', 'dinner at a quarter', 'dinner at 7:15pm: steak, potatoes',
+              {'7:15pm': ['steak', 'potatoes']}, {'7:15pm': '19:15'})
+    e += diet('ian', 'a smoothie and a blueberry', 'a smoothie and a blueberry muffin at 10:30am',
+              {'10:30am': ['smoothie', 'blueberry muffin']}, {'10:30am': '10:30'})
+    return e
+
+
+BREAKDOWN = ['break my diet down by ingredient', "what's in my diet by ingredient?"]
+
+
+def recipes_script():
+    e = []
+    for user in ('ann', 'bo', 'cy', 'dee', 'eli', 'fay', 'gus', 'hal', 'ivy'):
+        for text in BREAKDOWN:
+            e.append(skill(user, text, 'break_down_diet'))
+        e.append({'match': r'\] %s: [^\n]*\n\nWhich skill' % user, 'reply': {'skill': 'track_diet'}})
+    shakshuka = ('What goes into your shakshuka, roughly?', '2 eggs',
+                 'egg: 2 piece\ntomato sauce: 200 g\nonion: 0.5 piece\nolive oil: 1 tbsp',
+                 [('egg', 2, 'piece'), ('tomato sauce', 200, 'g'), ('onion', 0.5, 'piece'),
+                  ('olive oil', 1, 'tbsp')])
+    e += diet('ann', 'I had a shakshuka', 'shakshuka for lunch at 12:30', {'12:30': ['shakshuka']},
+              {'12:30': '12:30'})
+    e += dish('ann', 'shakshuka', *shakshuka)
+    e += diet('bo', 'I ate an apple', 'an apple at 3pm', {'3pm': ['apple']}, {'3pm': '15:00'})
+    e.append(basic('apple'))
+    e += diet('cy', 'had a glass of milk', 'a glass of milk at 8am', {'8am': ['milk']},
+              {'8am': '08:00'})
+    e.append(basic('milk'))
+    e += diet('dee', 'had a tuna sandwich', 'a tuna sandwich and a banana at 1',
+              {'1': ['tuna sandwich', 'banana']}, {'1': '13:00'})
+    e += dish('dee', 'tuna sandwich', 'What is in your tuna sandwich?', '2 slices of bread',
+              'bread: 2 slice\ntuna: 1 can\nmayonnaise: 1 tbsp',
+              [('bread', 2, 'slice'), ('tuna', 1, 'can'), ('mayonnaise', 1, 'tbsp')])
+    e.append(basic('banana'))
+    e += diet('eli', "had my grandma's stew", "grandma's stew at 7pm", {'7pm': ["grandma's stew"]},
+              {'7pm': '19:00'})
+    e += dish('eli', "grandma's stew", "What is in your grandma's stew?", 'no idea', None, None)
+    e += diet('fay', 'had a smoothie', 'a smoothie at 10am', {'10am': ['smoothie']},
+              {'10am': '10:00'})
+    e += dish('fay', 'smoothie', 'What is in your smoothie?', 'a banana, a cup',
+              'banana: 1 piece\nmilk: 250 ml\nstrawberry: 100 g',
+              [('banana', 1, 'piece'), ('milk', 250, 'ml'), ('strawberry', 100, 'g')])
+    e += diet('gus', 'for lunch at noon', 'caesar salad and lasagna at noon',
+              {'noon': ['caesar salad', 'lasagna']}, {'noon': '12:00'})
+    e += dish('gus', 'caesar salad', 'What is in your caesar salad?', 'romaine',
+              'romaine: 100 g\nparmesan: 20 g\ncrouton: 30 g\ncaesar dressing: 30 ml',
+              [('romaine', 100, 'g'), ('parmesan', 20, 'g'), ('crouton', 30, 'g'),
+               ('caesar dressing', 30, 'ml')])
+    e += dish('gus', 'lasagna', 'And what is in the lasagna?', 'pasta sheets',
+              'pasta sheet: 3 piece\nground beef: 100 g\ntomato sauce: 100 g\ncheese: 50 g',
+              [('pasta sheet', 3, 'piece'), ('ground beef', 100, 'g'), ('tomato sauce', 100, 'g'),
+               ('cheese', 50, 'g')])
+    e += diet('hal', 'had a shakshuka', 'a shakshuka at 9am', {'9am': ['shakshuka']},
+              {'9am': '09:00'})
+    e += diet('hal', 'had another shakshuka', 'another shakshuka at 7pm', {'7pm': ['shakshuka']},
+              {'7pm': '19:00'})
+    e += dish('hal', 'shakshuka', *shakshuka)
+    return e
