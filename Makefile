@@ -4,14 +4,21 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
+# LangGraph for bench/peers.py (the `bench-peers` extra), which the tests also
+# run at tiny sizes.
+PEERS_STAMP := $(VENV)/.peers-stamp
 
-.PHONY: run test bench clean corpus
+.PHONY: run test bench bench-peers bench-waiting clean corpus
 
 $(STAMP): setup.cfg pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $(STAMP)
+
+$(PEERS_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[test,bench-peers]'
+	touch $(PEERS_STAMP)
 
 # The skill `make run` talks to on the console, and its database.
 SKILL ?= skills/diet.ost
@@ -41,7 +48,7 @@ run: $(STAMP)
 	echo "Tell me what you ate (Ctrl-D to stop; your log is kept in $${OSTINATO_DB:-ostinato.fs})."; \
 	$(BIN)/ostinato run --llm "$$backend" $(SKILL)
 
-test: $(STAMP)
+test: $(PEERS_STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
 # The conformance corpus lives in tests/corpus.  New programs may appear in
@@ -55,10 +62,19 @@ corpus: $(STAMP)
 	fi
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_corpus.py
 
+# Ostinato alone (about 7 minutes here); bench-peers: the same dialogues on
+# Ostinato and LangGraph in one run; bench-waiting: 100,000 waiting
+# dialogues (bytes each, RSS), whose build takes several minutes.
 bench: $(STAMP)
 	$(BIN)/python bench/compute.py
 	$(BIN)/python bench/durable.py
 	$(BIN)/python bench/llm.py
+
+bench-peers: $(PEERS_STAMP)
+	$(BIN)/python bench/peers.py
+
+bench-waiting: $(STAMP)
+	$(BIN)/python bench/durable.py --only waiting --waiting 100000
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
