@@ -195,6 +195,14 @@ class OstinatoDialogues:
         """Replies ever written to the outbox (committed or not)."""
         return self.world.outbox.next_seq - 1
 
+    def sent(self):
+        """Take the replies out of the outbox as a channel does once they went
+        out (effects/telegram.py `confirm`), in the caller's transaction."""
+        box = self.world.outbox
+        for seq in list(box.pending.keys()):
+            del box.pending[seq]
+            box.sent += 1
+
     def size(self):
         """Bytes in the database file (FileStorage only appends)."""
         return os.path.getsize(self.path)
@@ -206,9 +214,10 @@ class OstinatoDialogues:
     @classmethod
     def build(cls, path, n, batch=500):
         """A new database at `path` holding `n` dialogues that each had their
-        first message and reply and wait for the next.  The build takes `batch`
-        first messages per transaction and commits the turns in batches too
-        (the build is set-up, not what is measured)."""
+        first message and reply (sent: out of the outbox) and wait for the
+        next.  The build takes `batch` first messages per transaction and
+        commits the turns in batches too (the build is set-up, not what is
+        measured)."""
         d = cls(path)
         try:
             sched, store = d.sched, d.store
@@ -224,6 +233,7 @@ class OstinatoDialogues:
                 hi = min(n, lo + batch)
                 d.deliver_many([(i, message_text(i, 1)) for i in range(lo, hi)])
                 d.run()
+                d.sent()
                 store.commit()
             if d.replies() != n:
                 raise RuntimeError('building %d dialogues made %d replies' % (n, d.replies()))

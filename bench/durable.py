@@ -73,6 +73,10 @@ committed outbox entries).  "Bytes" are the growth of the database file
                                 W-dialogue database and resumes 50 random
                                 dialogues, one message in flight at a time
   resume_ms_waiting_dialogues_W  ms  median resume (as resume_p50) of those 50
+  new_dialogue_bytes_W      B   written to start a new dialogue among the W
+                                (the intake of its first message and the turns
+                                up to its first reply), mean of 5
+  new_dialogue_ms_W         ms  the time of that, median of 5
 
 Usage: python bench/durable.py [--tasks N] [--waiting W] [--only SECTIONS]
        [--keep DIR] [--explain]
@@ -405,7 +409,7 @@ def dialogues_ready(dbs, sizes, sample):
         try:
             for lo in range(0, n, 500):
                 d.deliver_many([(i, message_text(i, 2)) for i in range(lo, min(n, lo + 500))])
-            ready = len(d.world.ready)
+            ready = sum(1 for t in d.world.tasks.values() if t.state == 'ready')
             if ready < n:
                 raise RuntimeError('%d dialogues given a message, %d ready' % (n, ready))
             t0 = time.perf_counter()
@@ -428,7 +432,22 @@ def dialogues_waiting(dbs, n, resumes):
     r = run_case_in_subprocess('ostinato', 'sample', db, n, resumes)
     figure('rss_mb_waiting_dialogues_%d' % n, r['rss_mb'], 'MB', '%.1f')
     figure('resume_ms_waiting_dialogues_%d' % n, statistics.median(r['times']) * 1e3, 'ms')
+    # A new dialogue among them: its thread joins the channel's map of threads.
+    d = OstinatoDialogues(dbs.copy(n, 'start'))
+    try:
+        times = []
+        for i in range(n, n + NEW_DIALOGUES):
+            t0 = time.perf_counter()
+            d.resume(i, message_text(i, 1))
+            times.append(time.perf_counter() - t0)
+    finally:
+        d.close()
+    figure('new_dialogue_bytes_%d' % n, (d.written['intake'] + d.written['turn']) / NEW_DIALOGUES,
+           'B', '%.0f')
+    figure('new_dialogue_ms_%d' % n, statistics.median(times) * 1e3, 'ms')
 
+
+NEW_DIALOGUES = 5
 
 SECTIONS = ('turn', 'waiters', 'cold', 'one', 'burst', 'ready', 'waiting')
 

@@ -50,7 +50,7 @@ def test_durable_prints_every_figure(tmp_path):
         'bytes_per_msg_ready_2', 'msgs_per_s_ready_2', 'bytes_per_msg_ready_5',
         'msgs_per_s_ready_5', 'bytes_per_msg_ready_flatness', 'bytes_per_waiting_dialogue_6',
         'bytes_per_waiting_dialogue_6_unpacked', 'rss_mb_waiting_dialogues_6',
-        'resume_ms_waiting_dialogues_6'])
+        'resume_ms_waiting_dialogues_6', 'new_dialogue_bytes_6', 'new_dialogue_ms_6'])
     assert 'what the burst wrote in' in err
 
 
