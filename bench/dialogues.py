@@ -8,9 +8,11 @@ A message comes in the way the console and Telegram bring one
 (effects/chat.py `receive`): appended to its thread in a transaction of its
 own, which wakes the thread's task (or, for a thread's first message, puts
 the thread into `new_threads()`, and the program's main task spawns its
-dialogue).  The replies go to the durable outbox of a channel named `bench`
-that nobody sends from, so each reply is a committed outbox entry, as a
-Telegram reply is before it is sent.
+dialogue).  The replies go to the durable outbox of a channel named `bench`,
+so each reply is a committed outbox entry, as a Telegram reply is before it
+is sent; a build of waiting dialogues then takes its replies out of the
+outbox as a channel does once they went out, while the measured runs leave
+theirs in it (sending is no part of what they measure).
 
 The database is a FileStorage, and every commit is fsynced: ZODB's
 FileStorage calls fsync in every `tpc_finish` and has no setting to skip it
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import io
 import json
 import os
@@ -33,8 +36,6 @@ ROOT = os.path.dirname(HERE)
 for _p in (ROOT, HERE):      # ostinato, and the LangGraph side beside this file
     if _p not in sys.path:
         sys.path.insert(0, _p)
-
-import importlib  # noqa: E402
 
 from ostinato.effects.chat import channels_module, new_user, receive  # noqa: E402
 from ostinato.runtime import scheduler as _scheduler  # noqa: E402
@@ -89,7 +90,11 @@ class OstinatoDialogues:
         self.fsyncs = {'intake': 0, 'turn': 0}
         self.store = Store(path)
         self.sched = Scheduler(self.store.world, out=io.StringIO(), err=sys.stderr)
-        self.attach()
+        # The hooks runtime/runner.py `run_file` sets (keep them the same).
+        store = self.store
+        self.sched.after_turn = lambda s: store.commit()
+        self.sched.abort_hook = lambda s: store.abort()
+        self.sched.transact_hook = store.transact
         self.sched.recover()
         if channels_module(self.world) is None:
             self.sched.start_main(PROGRAM)
@@ -99,12 +104,6 @@ class OstinatoDialogues:
     @property
     def world(self):
         return self.sched.world
-
-    def attach(self):
-        store, sched = self.store, self.sched
-        sched.after_turn = lambda s: store.commit()
-        sched.abort_hook = lambda s: store.abort()
-        sched.transact_hook = store.transact
 
     # ------------------------------------------------------------ messages
     def receive(self, dialogue, text):
@@ -212,12 +211,14 @@ class OstinatoDialogues:
 
     # ------------------------------------------------------------ building
     @classmethod
-    def build(cls, path, n, batch=500):
+    def build(cls, path, n):
         """A new database at `path` holding `n` dialogues that each had their
         first message and reply (sent: out of the outbox) and wait for the
-        next.  The build takes `batch` first messages per transaction and
-        commits the turns in batches too (the build is set-up, not what is
-        measured)."""
+        next.  The build is set-up, not what is measured: it takes the first
+        messages in twenty transactions or fewer (each rewrites the channel's
+        map of all threads, so more would make the build quadratic) and
+        commits the turns in batches too."""
+        batch = max(500, -(-n // 20))
         d = cls(path)
         try:
             sched, store = d.sched, d.store
@@ -291,6 +292,16 @@ def sample(system, dialogues, resumes, seed=7):
         system.resume(i, message_text(i, 2))
         times.append(time.perf_counter() - t0)
     return {'times': times, 'messages': len(times)}
+
+
+def log(*args):
+    """Progress, to stderr (stdout has only figures)."""
+    print(*args, file=sys.stderr, flush=True)
+
+
+def figure(name, value, unit, fmt='%.2f'):
+    """One figure on stdout: `NAME VALUE UNIT`."""
+    print(('%s ' + fmt + ' %s') % (name, value, unit), flush=True)
 
 
 def percentile(xs, q):

@@ -114,7 +114,7 @@ from ostinato.runtime.scheduler import Scheduler  # noqa: E402
 from ostinato.runtime.store import Store  # noqa: E402
 from ostinato.vm import ops  # noqa: E402
 
-from dialogues import (OstinatoDialogues, burst, fsync_count, message_text,  # noqa: E402
+from dialogues import (OstinatoDialogues, burst, figure, log, message_text,  # noqa: E402
                        one_at_a_time, percentile, run_case_in_subprocess)
 
 # N tasks, each in a loop waiting for its own box to change.  The box is a
@@ -138,14 +138,6 @@ for i in 0..{n}:
 '''
 
 BUILD_COMMIT_EVERY = 2000   # turns per commit while building a big database
-
-
-def log(*args):
-    print(*args, file=sys.stderr, flush=True)
-
-
-def figure(name, value, unit, fmt='%.2f'):
-    print(('%s ' + fmt + ' %s') % (name, value, unit), flush=True)
 
 
 # ------------------------------------------------------------------ building

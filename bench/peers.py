@@ -72,17 +72,9 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from dialogues import percentile, run_case_in_subprocess  # noqa: E402
+from dialogues import figure, log, percentile, run_case_in_subprocess  # noqa: E402
 
 SYSTEMS = ('ostinato', 'langgraph')
-
-
-def log(*args):
-    print(*args, file=sys.stderr, flush=True)
-
-
-def figure(name, value, unit, fmt='%.2f'):
-    print(('%s ' + fmt + ' %s') % (name, value, unit), flush=True)
 
 
 def ratio(name, ours, theirs):
