@@ -233,6 +233,11 @@ class OstinatoDialogues:
             for lo in range(0, n, batch):
                 hi = min(n, lo + batch)
                 d.deliver_many([(i, message_text(i, 1)) for i in range(lo, hi)])
+                # The new threads in a commit of their own: the turns' new
+                # objects would otherwise be pickled through the writer of
+                # the threads map, and ZODB clears that pickler's memo (as big
+                # as the map) for every one of them.
+                store.commit()
                 d.run()
                 d.sent()
                 store.commit()
