@@ -315,7 +315,18 @@ def percentile(xs, q):
 
 
 def peak_rss_mb():
-    """This process's peak resident set (ru_maxrss, KB on Linux)."""
+    """This process's peak resident set, in MB: VmHWM of /proc/self/status
+    where there is one.  Not ru_maxrss: Linux starts a child's ru_maxrss at
+    its parent's peak when the child is spawned with vfork (as Python's
+    subprocess does), so a small process started by a big one would report
+    the big one's peak."""
+    try:
+        with open('/proc/self/status') as f:
+            for line in f:
+                if line.startswith('VmHWM:'):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 

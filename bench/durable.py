@@ -20,9 +20,11 @@ Tasks waiting on an object of their own (`wait until b.n > seen`):
                                 `db pack` (the live data)
   bytes_per_waiting_task_unpacked  B  the same before packing (as built, with
                                 the history of the building transactions)
-  peak_rss_mb (_10)         MB  ru_maxrss of a fresh process that opens the
-                                N-task (10-task) database, serves it (recover +
-                                run) and wakes 50 of the tasks
+  peak_rss_mb (_10)         MB  peak RSS (VmHWM: not ru_maxrss, which a child
+                                spawned by this big process would start at our
+                                peak) of a fresh process that opens the N-task
+                                (10-task) database, serves it (recover + run)
+                                and wakes 50 of the tasks
   wake_one_ms_10 / _N       ms  median time to wake one random task (change its
                                 object and commit) and run it to its next wait
                                 (committed), with 10 and with N tasks waiting,
@@ -69,9 +71,10 @@ committed outbox entries).  "Bytes" are the growth of the database file
                                 waiting, each past its first turn: the packed
                                 database file / W
   bytes_per_waiting_dialogue_W_unpacked  B  the same before packing
-  rss_mb_waiting_dialogues_W  MB  ru_maxrss of a fresh process that opens the
-                                W-dialogue database and resumes 50 random
-                                dialogues, one message in flight at a time
+  rss_mb_waiting_dialogues_W  MB  peak RSS (VmHWM) of a fresh process that
+                                opens the W-dialogue database and resumes 50
+                                random dialogues, one message in flight at a
+                                time
   resume_ms_waiting_dialogues_W  ms  median resume (as resume_p50) of those 50
   new_dialogue_bytes_W      B   written to start a new dialogue among the W
                                 (the intake of its first message and the turns
@@ -99,7 +102,6 @@ import io
 import json
 import os
 import random
-import resource
 import shutil
 import statistics
 import subprocess
@@ -115,7 +117,7 @@ from ostinato.runtime.store import Store  # noqa: E402
 from ostinato.vm import ops  # noqa: E402
 
 from dialogues import (OstinatoDialogues, burst, figure, log, message_text,  # noqa: E402
-                       one_at_a_time, percentile, run_case_in_subprocess)
+                       one_at_a_time, peak_rss_mb, percentile, run_case_in_subprocess)
 
 # N tasks, each in a loop waiting for its own box to change.  The box is a
 # local of the task (not a module variable), so a waiting task watches that
@@ -257,8 +259,7 @@ def serve_and_wake(db, wakes, seed):
             assert task.state == 'waiting' and task.waiting is not before, task.state
     finally:
         store.close()
-    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    return times, rss_mb
+    return times, peak_rss_mb()
 
 
 def serve_in_subprocess(db, wakes):

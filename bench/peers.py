@@ -49,10 +49,11 @@ Figures (`NAME VALUE UNIT`), for SYSTEM = ostinato and langgraph:
   ostinato_burst_with_intake_msgs_per_s  msg/s  the same, with the clock also
                                        over Ostinato's intake (a transaction
                                        per message)
-  SYSTEM_rss_mb_waiting_W       MB     ru_maxrss of a fresh process that opens
-                                       a database of W waiting dialogues
-                                       (W = 10 and --waiting, default 10000)
-                                       and resumes 50 random ones
+  SYSTEM_rss_mb_waiting_W       MB     peak RSS (VmHWM) of a fresh process
+                                       that opens a database of W waiting
+                                       dialogues (W = 10 and --waiting,
+                                       default 10000) and resumes 50 random
+                                       ones
 and the ratios `ratio NAME VALUE`, Ostinato / LangGraph: resume_p50,
 resume_p99, rss_mb_waiting_W (below 1: Ostinato is faster, smaller) and
 burst_msgs_per_s, burst_with_intake_msgs_per_s (above 1: Ostinato is
