@@ -62,9 +62,9 @@ corpus: $(STAMP)
 	fi
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_corpus.py
 
-# Ostinato alone (about 7 minutes here); bench-peers: the same dialogues on
+# Ostinato alone (4 to 8 minutes here); bench-peers: the same dialogues on
 # Ostinato and LangGraph in one run; bench-waiting: 100,000 waiting
-# dialogues (bytes each, RSS), whose build takes several minutes.
+# dialogues (bytes each, RSS), whose build takes 10 to 25 minutes.
 bench: $(STAMP)
 	$(BIN)/python bench/compute.py
 	$(BIN)/python bench/durable.py
