@@ -41,7 +41,11 @@ class Repl:
         sched.worker = 'repl-%d' % os.getpid()
         sched.after_turn = lambda s: store.commit()
         sched.abort_hook = lambda s: store.abort()
+        # A statement is one transaction, however long it runs: Ctrl-C rolls
+        # all of it back, never leaving half of it (or its task) saved.
+        sched.SLICE_SECONDS = float('inf')
         self.sched = sched
+        self.status = 0           # the exit status: 65 after a syntax error, 70 after an error
 
     def module(self):
         w = self.sched.world
@@ -64,28 +68,46 @@ class Repl:
         return compile_module(tree, text, REPL_MODULE, REPL_MODULE)
 
     def execute(self, text):
-        """Run one input; returns False for a syntax error."""
+        """Run one input; returns False for a syntax error or an error it
+        raised.  Ctrl-C (KeyboardInterrupt) rolls the statement back."""
         from ZODB.POSException import ConflictError
         try:
             code = self.compile(text)
         except OstSyntaxError as e:
             self.err.write(e.format() + '\n')
+            self.status = self.status or 65
             return False
-        for attempt in range(20):
-            self.store.abort()          # see what the server committed meanwhile
-            sched = self.sched
-            m = self.module()
-            task = sched.new_task(Frame(code, m, m, None, None), REPL_MODULE)
-            try:
-                sched.turn(task)
+        sched = self.sched
+        done = False
+        try:
+            for attempt in range(20):
+                self.store.abort()          # see what the server committed meanwhile
+                m = self.module()
+                task = sched.new_task(Frame(code, m, m, None, None), REPL_MODULE)
+                try:
+                    sched.turn(task)
+                except ConflictError:
+                    sched.abort()
+                    continue
+                done = True
+                failed = task.state == 'failed'
+                if failed:
+                    self.status = self.status or 70
                 if self.standalone:
                     # Nobody else runs the tasks a statement made ready.
                     while sched.world.ready:
                         sched.run_one()
-                return True
-            except ConflictError:
-                sched.abort()
+                return not failed
+        except KeyboardInterrupt:
+            sched.abort()
+            if done:
+                self.err.write('interrupted: a task the statement made ready was stopped in the '
+                               'middle of a step; that step is rolled back\n')
+            else:
+                self.err.write('interrupted: the statement was rolled back\n')
+            return False
         self.err.write('repl: the statement kept conflicting with the server; not run\n')
+        self.status = self.status or 70
         return False
 
     # ------------------------------------------------------------ commands
@@ -127,47 +149,63 @@ class Repl:
 
     def loop(self, lines=None):
         """Read-eval-print until end of input.  `lines` (an iterator of lines)
-        replaces the terminal, for tests and piped input."""
+        replaces the terminal, for tests and piped input.  Returns the exit
+        status: 0, or 65 / 70 when an input had a syntax error / raised."""
         read = self._reader() if lines is None else _iter_reader(lines)
         while True:
             try:
-                first = read('>>> ')
+                text = self.read_statement(read)
             except EOFError:
-                return
-            if first is None:
-                return
-            if not first.strip():
+                return self.status
+            except KeyboardInterrupt:        # as in Python: drop the input, prompt again
+                self.out.write('\nKeyboardInterrupt\n')
+                self.out.flush()
                 continue
-            if first.strip().startswith(':'):
-                if first.strip() in (':quit', ':q', ':exit'):
-                    return
-                self.command(first.strip())
+            if text is None:
                 continue
-            text = first
-            block = first.rstrip().endswith(':')
-            while True:
-                if block:
-                    try:
-                        nxt = read('... ')
-                    except EOFError:
-                        nxt = ''
-                    if nxt is None or not nxt.strip():
-                        break
-                    text += '\n' + nxt
-                elif self.needs_more(text):
-                    try:
-                        nxt = read('... ')
-                    except EOFError:
-                        break
-                    if nxt is None:
-                        break
-                    text += '\n' + nxt
-                    if nxt.rstrip().endswith(':'):
-                        block = True
-                else:
-                    break
+            if text.startswith(':'):
+                if text in (':quit', ':q', ':exit'):
+                    return self.status
+                self.command(text)
+                continue
             self.execute(text)
             self.out.flush()
+
+    def read_statement(self, read):
+        """One input: a command (`:...`, stripped), a statement with its
+        continuation lines, or None for an empty line.  Raises EOFError at
+        the end of input."""
+        first = read('>>> ')
+        if first is None:
+            raise EOFError
+        if not first.strip():
+            return None
+        if first.strip().startswith(':'):
+            return first.strip()
+        text = first
+        block = first.rstrip().endswith(':')
+        while True:
+            if block:
+                try:
+                    nxt = read('... ')
+                except EOFError:
+                    nxt = ''
+                if nxt is None or not nxt.strip():
+                    break
+                text += '\n' + nxt
+            elif self.needs_more(text):
+                try:
+                    nxt = read('... ')
+                except EOFError:
+                    break
+                if nxt is None:
+                    break
+                text += '\n' + nxt
+                if nxt.rstrip().endswith(':'):
+                    block = True
+            else:
+                break
+        return text
 
     def _reader(self):
         if sys.stdin.isatty():

@@ -123,6 +123,15 @@ class Store:
                              % (self.address or '', SCHEMA_VERSION, '; '.join(done)))
         return self.conn.root()[ROOT_KEY]
 
+    def size(self):
+        """The storage's size in bytes (None in memory)."""
+        if isinstance(self.storage, MappingStorage):
+            return None
+        try:
+            return self.storage.getSize()
+        except Exception:
+            return None
+
     def commit(self, note=None):
         if note:
             self.tm.get().note(note)
