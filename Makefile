@@ -75,9 +75,10 @@ corpus: $(STAMP)
 	fi
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_corpus.py
 
-# Ostinato alone (durable.py: 4 to 8 minutes here); bench-peers: the same dialogues on
-# Ostinato and LangGraph in one run; bench-waiting: 100,000 waiting
-# dialogues (bytes each, RSS), whose build takes 10 to 25 minutes.
+# bench: Ostinato alone (durable.py takes 4 to 8 minutes here);
+# bench-peers: the same dialogues on Ostinato and LangGraph in one run;
+# bench-waiting: 100,000 waiting dialogues (bytes each, RSS), whose build
+# takes 10 to 25 minutes.
 bench: $(STAMP) $(EMBEDDED_STAMP)
 	$(BIN)/python bench/compute.py
 	$(BIN)/python bench/durable.py
