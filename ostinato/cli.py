@@ -1,15 +1,22 @@
 """The `ostinato` command.
 
 Exit codes (DESIGN.md §7): 0 done, 65 syntax or compile error, 70 uncaught
-runtime error in the main task (or an internal error), 2 bad usage.
+runtime error in the main task (or an internal error), 2 bad usage (also a
+--db that is a folder or no database), 69 a service cannot go on, 74 the
+database is damaged (its end is missing or a record cannot be read:
+runtime/filestore.py), 130 interrupted.
 """
 from __future__ import annotations
 
+import functools
+import logging
 import os
 import sys
 import traceback
 
 import click
+
+from .runtime.filestore import EXIT_DAMAGED, DamagedDatabase, DamagedRecord
 
 EXIT_SYNTAX = 65
 EXIT_RUNTIME = 70
@@ -22,13 +29,52 @@ def _syntax_error_exit(e):
     sys.exit(EXIT_SYNTAX)
 
 
+class _OneLine(logging.Handler):
+    """ZODB's and ZEO's log records as one line each on stderr, without the
+    Python traceback that `logger.exception` attaches."""
+
+    def emit(self, record):
+        if record.funcName == 'panic':
+            return      # ZODB raises right after: the command reports it as damage
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, DamagedRecord):
+            return      # the serve process's ZEO server: its client reports it
+        try:
+            text = record.getMessage()
+        except Exception:
+            text = str(record.msg)
+        if exc is not None:
+            text += ' (%s: %s)' % (type(exc).__name__, ' '.join(str(exc).split())[:200])
+        sys.stderr.write('ostinato: %s: %s\n' % (record.name, ' '.join(text.split())))
+
+
 def _quiet_storage_logs():
-    # FileStorage warns on stderr when it rebuilds its index after a crash;
-    # that is expected after `kill -9` and not the user's business.
-    # ZEO logs every client that disconnects; a REPL leaving is normal.
-    import logging
-    logging.getLogger('ZODB.FileStorage').setLevel(logging.ERROR)
-    logging.getLogger('ZEO').setLevel(logging.ERROR)
+    # FileStorage warns when it rebuilds its index or drops an uncommitted
+    # transaction after a crash: expected after `kill -9`, and the damage it
+    # also warns about is checked and reported by runtime/filestore.py.
+    # ZEO logs every client that disconnects; a REPL leaving is normal.  A
+    # record that cannot be loaded is reported by the store as damage.
+    handler = _OneLine()
+    for name, level in (('ZODB', logging.ERROR), ('ZEO', logging.ERROR),
+                        ('ZODB.Connection', logging.CRITICAL + 1),
+                        ('ZODB.serialize', logging.CRITICAL + 1)):
+        log = logging.getLogger(name)
+        log.setLevel(level)
+        log.propagate = False
+        log.handlers[:] = [handler]
+
+
+def _damage_exits(command):
+    """A damaged database ends any command the same way: its one report on
+    stderr and exit 74, never a Python traceback."""
+    @functools.wraps(command)
+    def wrapper(*args, **kw):
+        try:
+            return command(*args, **kw)
+        except DamagedDatabase as e:
+            sys.stderr.write('ostinato: %s\n' % str(e).replace('\n', '\nostinato: '))
+            sys.exit(EXIT_DAMAGED)
+    return wrapper
 
 
 @click.group(context_settings={'help_option_names': ['-h', '--help']})
@@ -43,6 +89,14 @@ def _db_options(f):
                      show_default=True, help='database file (env OSTINATO_DB)')(f)
     f = click.option('--memory', is_flag=True, help='use a throw-away in-memory database')(f)
     return f
+
+
+def _accept_option(f):
+    return click.option(
+        '--accept-truncation', 'accept_truncation', is_flag=True,
+        help='open a database whose end is missing or damaged anyway, going on '
+             'from its last good transaction (the cut-off bytes are kept in DB.trN; '
+             'the work done after it is done again)')(f)
 
 
 def _llm_options(f):
@@ -125,9 +179,11 @@ def _llm_service(llm, model, parallel, worker, spinner=False, servers=()):
 @main.command()
 @click.argument('file', type=click.Path(dir_okay=False))
 @_db_options
+@_accept_option
 @_llm_options
 @_telegram_option
-def run(file, db, memory, llm, model, llm_parallel, llm_servers, telegram):
+@_damage_exits
+def run(file, db, memory, accept_truncation, llm, model, llm_parallel, llm_servers, telegram):
     """Run FILE until nothing can run any more.
 
     Running it again on the same database resumes every suspended task."""
@@ -137,7 +193,7 @@ def run(file, db, memory, llm, model, llm_parallel, llm_servers, telegram):
         click.echo('ostinato: no such file: %s' % file, err=True)
         sys.exit(2)
     try:
-        store = Store(db, memory=memory)
+        store = Store(db, memory=memory, accept_truncation=accept_truncation)
     except StoreError as e:
         click.echo('ostinato: %s' % e, err=True)
         sys.exit(2)
@@ -178,9 +234,12 @@ def run(file, db, memory, llm, model, llm_parallel, llm_servers, telegram):
               help='database file, or zeo://HOST:PORT of a shared ZEO server (env OSTINATO_DB)')
 @click.option('--worker', default='main', show_default=True,
               help='this worker\'s name, when several serve one database')
+@_accept_option
 @_llm_options
 @_telegram_option
-def serve(file, db, worker, llm, model, llm_parallel, llm_servers, telegram):
+@_damage_exits
+def serve(file, db, worker, accept_truncation, llm, model, llm_parallel, llm_servers,
+          telegram):
     """Run every task in the database until interrupted, and serve the live
     database to `ostinato repl` and `ostinato tasks` over a local socket.
 
@@ -191,7 +250,7 @@ def serve(file, db, worker, llm, model, llm_parallel, llm_servers, telegram):
     from .syntax import OstSyntaxError
     channels = _telegram_channel(telegram)
     try:
-        server = Server(db, worker=worker,
+        server = Server(db, worker=worker, accept_truncation=accept_truncation,
                         services=[_llm_service(llm, model, llm_parallel, worker,
                                                   servers=llm_servers)] + channels)
     except StoreError as e:
@@ -225,13 +284,15 @@ def serve(file, db, worker, llm, model, llm_parallel, llm_servers, telegram):
 
 @main.command()
 @_db_options
-def repl(db, memory):
+@_accept_option
+@_damage_exits
+def repl(db, memory, accept_truncation):
     """An interactive prompt on the live database (attaches to `serve`)."""
     from .repl import Repl
     from .runtime.serve import attach, live_socket
     from .runtime.store import StoreError
     try:
-        store = attach(db, memory)
+        store = attach(db, memory, accept_truncation=accept_truncation)
     except StoreError as e:
         click.echo('ostinato: %s' % e, err=True)
         sys.exit(2)
@@ -273,6 +334,9 @@ def _open_for_reading(db, memory):
     storage = None
     try:
         storage = open_storage(address, read_only=True)
+        report = getattr(storage, 'end_report', None)
+        if report is not None:
+            click.echo('ostinato: warning: %s' % report.warning(), err=True)
         return Store(address, storage=storage)
     except ReadOnlyError:
         storage.close()
@@ -281,6 +345,10 @@ def _open_for_reading(db, memory):
         if storage is not None:
             storage.close()
         click.echo('ostinato: %s' % e, err=True)
+    except DamagedDatabase:
+        if storage is not None:
+            storage.close()
+        raise
     except Exception as e:
         click.echo('ostinato: cannot open the database %s: %s' % (db, e), err=True)
     sys.exit(2)
@@ -289,6 +357,7 @@ def _open_for_reading(db, memory):
 @main.command()
 @click.argument('task_id', metavar='[ID]', required=False, type=int)
 @_db_options
+@_damage_exits
 def tasks(task_id, db, memory):
     """Every live task: state, what it waits for and since when, its goal
     stack, and whether it runs old code.  With ID: that task's frames."""
@@ -313,6 +382,7 @@ def tasks(task_id, db, memory):
 @click.option('--last', type=click.IntRange(1), default=None, help='only the last N exchanges')
 @click.option('--json', 'as_json', is_flag=True, help='one JSON object per line')
 @_db_options
+@_damage_exits
 def log_command(task_id, last, as_json, db, memory):
     """The LLM exchanges: prompt, reply, model, timings, task and goal stack."""
     import json as _json
@@ -336,6 +406,7 @@ def db_group():
 
 @db_group.command('info')
 @_db_options
+@_damage_exits
 def db_info(db, memory):
     """Storage figures: path, size, objects, transactions, schema, tasks.
 
@@ -357,13 +428,15 @@ def db_info(db, memory):
 @click.option('--days', type=click.FloatRange(min=0), default=0, show_default=True,
               help='keep the revisions of the last N days')
 @_db_options
-def db_pack(days, db, memory):
+@_accept_option
+@_damage_exits
+def db_pack(days, db, memory, accept_truncation):
     """Prune ended tasks, then drop old revisions and unreachable objects."""
     from .runtime import inspect
     from .runtime.store import Store, StoreError
     address = db if memory else _existing_address(db)
     try:
-        store = Store(address, memory=memory)
+        store = Store(address, memory=memory, accept_truncation=accept_truncation)
     except StoreError as e:
         click.echo('ostinato: %s' % e, err=True)
         sys.exit(2)
@@ -384,6 +457,32 @@ def db_pack(days, db, memory):
         click.echo('pruned %d ended task%s' % (pruned, '' if pruned == 1 else 's'))
     click.echo('packed %s: %s -> %s' % ('memory' if memory else db, inspect.human_size(before),
                                          inspect.human_size(after)))
+
+
+@db_group.command('verify')
+@click.option('--db', 'db', envvar='OSTINATO_DB', default='ostinato.fs', show_default=True,
+              help='database file (env OSTINATO_DB)')
+@_damage_exits
+def db_verify(db):
+    """Check every record of the database file: exit 0 if no damage is
+    found, 74 otherwise.
+
+    Reads the whole file: its end (as every open does), every transaction
+    and data record header, and every current object, loaded, unpickled and
+    with its references resolved.  It only reads, so it may run while
+    `serve` or `run` use the file."""
+    from .runtime.filestore import verify
+    from .runtime.store import StoreError
+    if db.startswith('zeo:'):
+        click.echo('ostinato: db verify reads a database file; give --db the path of the '
+                   'file the ZEO server serves', err=True)
+        sys.exit(2)
+    try:
+        problems = verify(db, sys.stdout)
+    except StoreError as e:
+        click.echo('ostinato: %s' % e, err=True)
+        sys.exit(2)
+    sys.exit(EXIT_DAMAGED if problems else 0)
 
 
 @main.command()

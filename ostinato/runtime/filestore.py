@@ -1,0 +1,690 @@
+"""FileStorage files: opening one safely, and checking one through.
+
+ZODB's FileStorage repairs the end of its file on its own when it opens it
+for writing: a transaction cut short, or bytes that are no transaction, are
+moved to PATH.trN and the file goes on from the last whole transaction,
+saying so only in its log.  That is right after a crash in the middle of a
+commit (that transaction was never committed: its status byte still says
+"checkpoint") and wrong when committed data is gone -- a truncated copy, a
+damaged disk, a flipped byte in the last record: going on from an older state
+silently redoes work whose effects (printed lines, sent messages) happened.
+And a file cut at a transaction boundary looks whole to ZODB.
+
+So every open looks at the end of the file first, cheaply, and compares it
+with what the file is known to have held:
+- the last transaction must be whole and committed: its header and its
+  redundant length agree (the check ZODB makes of its index, `_check_sanity`);
+- `PATH.commits` (ours) records where each of the last RING commits ended
+  and its transaction id, written after the commit -- the way PostgreSQL's
+  pg_control records its last checkpoint, so a database that lost its end
+  is noticed at start instead of used;
+- `PATH.index` (ZODB's index, saved at each clean close) records the file's
+  length then.
+When the end is not a whole committed transaction (and not just an
+uncommitted one left by a crash), or the file ends before what these record,
+the open is refused with what was lost (`DamagedDatabase`), unless the
+operator accepts going on from the last good transaction (the cut-off bytes
+are kept in PATH.trN by ZODB's own truncation).  A file is read as a whole
+only when the end is not clean: then the transactions after the last one
+known good are walked with ZODB's `fstest` record checks.
+
+Damage in the middle of the file is found when a record is read, or by
+`verify`, the thorough check (`ostinato db verify`): every transaction and
+data record header (ZODB's fstest), then every current object loaded and
+unpickled, and every reference resolved (as ZODB's fsrefs).
+
+FileStorage keeps no checksum of an object's data, and a flipped byte in a
+pickle often still unpickles -- into a frame without its stack, an opcode
+that does not exist, a different letter -- which the VM would then trip
+over.  So each record this storage writes is sealed: after the pickle
+(whose STOP opcode ends what any unpickler reads, so every reader of ZODB
+records, an older Ostinato included, reads it as before) come SEAL and the
+CRC-32 of the pickle, checked whenever the record is loaded.  Records
+written before (or by another program) have no seal and are read unchecked.
+A record that fails its check raises DamagedRecord, which the store's
+connection reports as `DamagedDatabase` with the object and offset.
+"""
+from __future__ import annotations
+
+import datetime
+import os
+import pickle
+import struct
+import zlib
+
+from ZODB.FileStorage import FileStorage
+from ZODB.FileStorage.FileStorage import packed_version as MAGIC
+from ZODB.FileStorage.format import TRANS_HDR_LEN, CorruptedError
+from ZODB.TimeStamp import TimeStamp
+from ZODB.utils import z64
+
+STATUS_AT = 16          # offset of the status byte in a transaction header
+
+
+class StoreError(Exception):
+    """A database that cannot be opened; the message says what to do."""
+
+
+class DamagedDatabase(BaseException):
+    """The database file is damaged: its end is missing or not whole, or a
+    record cannot be read.  The message says what was lost and what to do.
+
+    A BaseException, like SystemExit: the scheduler fails a task on any
+    Exception and goes on, and going on here means building on a damaged
+    file; this one must reach the command, which ends with EXIT_DAMAGED."""
+
+    def __init__(self, message, report=None):
+        super().__init__(message)
+        self.report = report
+
+
+EXIT_DAMAGED = 74       # sysexits EX_IOERR: the database file is damaged
+
+WHAT_TO_DO = ("restore the database from a backup; 'ostinato db verify --db {path}' "
+              "checks every record (and 'ostinato db check' the tasks)")
+
+
+def when(tid):
+    """A transaction id as the UTC time it was committed."""
+    t = TimeStamp(tid).timeTime()
+    return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime(
+        '%Y-%m-%d %H:%M:%S UTC')
+
+
+def plural(n, word):
+    return '%s %s%s' % ('{:,}'.format(n), word, '' if n == 1 else 's')
+
+
+# -- sealed records -----------------------------------------------------------
+
+SEAL = b'OCRC'
+_CRC = struct.Struct('>I')
+
+
+class DamagedRecord(Exception):
+    """A record that fails its checksum (picklable: ZEO sends it to clients).
+    args: the object's oid, where its record is, what is wrong."""
+
+    def describe(self, kind=None):
+        oid, where, problem = (tuple(self.args) + ('', '', ''))[:3]
+        details = '; '.join(x for x in (kind, where) if x)
+        return 'object %s%s %s' % (oid, ' (%s)' % details if details else '', problem)
+
+    def __str__(self):
+        return self.describe()
+
+
+def seal(data):
+    """A pickle record with its checksum after it."""
+    return data + SEAL + _CRC.pack(zlib.crc32(data))
+
+
+def unseal(data):
+    """The pickle of a record read back, its checksum checked when it has
+    one; what is wrong with it raises ValueError."""
+    if len(data) > 9 and data[-8:-4] == SEAL and data[-9:-8] == b'.':
+        body = data[:-8]
+        if _CRC.pack(zlib.crc32(body)) != data[-4:]:
+            raise ValueError('fails its checksum')
+        return body
+    if data[-1:] != b'.':
+        raise ValueError('does not end as a record does')
+    return data
+
+
+# -- what a path holds ------------------------------------------------------
+
+def preflight(path):
+    """Refuse what is no FileStorage before ZODB opens it (and, writable,
+    would write its header into it): a folder, a text file, a file whose
+    header is damaged."""
+    if os.path.isdir(path):
+        raise StoreError('%s is a folder, not a database file (give --db the path of '
+                         'a file, e.g. %s)' % (path, os.path.join(path, 'ostinato.fs')))
+    try:
+        with open(path, 'rb') as f:
+            head = f.read(4)
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise StoreError('cannot open the database %s: %s' % (path, e.strerror or e)) from None
+    if not head or head == MAGIC:
+        return
+    if len(head) < 4 and MAGIC.startswith(head):
+        raise DamagedDatabase('the database %s is damaged: it is cut short to %s (a database '
+                              'has at least 4); %s' % (path, plural(len(head), 'byte'),
+                                                       WHAT_TO_DO.format(path=path)))
+    if len(head) == 4 and sum(a != b for a, b in zip(head, MAGIC)) == 1:
+        raise DamagedDatabase('the database %s is damaged: its header at offset 0 reads %r '
+                              'instead of %r; %s' % (path, head, MAGIC,
+                                                     WHAT_TO_DO.format(path=path)))
+    raise StoreError('%s is not an Ostinato database (a database file starts with %r; '
+                     'this one with %s)' % (path, MAGIC.decode(), repr(head)[1:]))
+
+
+def index_end(path):
+    """The file length recorded in ZODB's index PATH.index at its last save,
+    or None.  Only the first pickle of the file is read (fsIndex.save writes
+    the length first), with an unpickler that builds no objects."""
+    class Plain(pickle.Unpickler):
+        def find_class(self, module, name):
+            raise pickle.UnpicklingError('no classes here')
+    try:
+        with open(path + '.index', 'rb') as f:
+            pos = Plain(f).load()
+    except Exception:
+        return None
+    return pos if isinstance(pos, int) and pos >= 4 else None
+
+
+# -- the record of the last commits -------------------------------------------
+
+class Commits:
+    """PATH.commits: where each of the last RING commits ended.
+
+    A ring of fixed slots (sequence number, the file's inode, end offset,
+    transaction id, CRC-32), one pwrite per commit after ZODB's fsync; a slot
+    torn by a crash fails its CRC and is ignored.  The inode ties a record
+    to one file: `db pack` writes a new file, and a copy elsewhere is
+    another file."""
+
+    SLOT = struct.Struct('>QQQ8sI4x')
+    RING = 1024
+
+    def __init__(self, path, writable):
+        self.path = path + '.commits'
+        self.entries = []           # (seq, ino, end, tid), oldest first
+        self.fd = None
+        self.failed = None          # why the record can no longer be written
+        self._read()
+        self.seq = self.entries[-1][0] if self.entries else 0
+        if writable:
+            try:
+                self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+            except OSError as e:
+                self.failed = e.strerror or str(e)
+
+    def _read(self):
+        size = self.SLOT.size
+        try:
+            with open(self.path, 'rb') as f:
+                data = f.read(size * self.RING)
+        except OSError:
+            return
+        for at in range(0, len(data) - size + 1, size):
+            seq, ino, end, tid, crc = self.SLOT.unpack_from(data, at)
+            if seq and crc == zlib.crc32(data[at:at + size - 8]):
+                self.entries.append((seq, ino, end, tid))
+        self.entries.sort()
+
+    def of_file(self, ino):
+        return [e for e in self.entries if e[1] == ino]
+
+    def note(self, ino, end, tid):
+        if self.fd is None:
+            return
+        self.seq += 1
+        body = struct.pack('>QQQ8s', self.seq, ino, end, tid)
+        slot = self.SLOT.pack(self.seq, ino, end, tid, zlib.crc32(body))
+        try:
+            os.pwrite(self.fd, slot, (self.seq % self.RING) * self.SLOT.size)
+        except OSError as e:
+            # The commit itself is done; only the check at the next open
+            # loses precision.  Stop trying (a full disk fails every time).
+            self.failed = e.strerror or str(e)
+            self.close()
+
+    def reset(self, ino, end, tid):
+        """Forget every slot: the file was rewritten (packed) or its damaged
+        end accepted; the record starts again at its new end."""
+        if self.fd is None:
+            return
+        try:
+            os.ftruncate(self.fd, 0)
+        except OSError as e:
+            self.failed = e.strerror or str(e)
+            self.close()
+            return
+        self.entries = []
+        self.note(ino, end, tid)
+
+    def close(self):
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+# -- the end of the file ------------------------------------------------------
+
+class EndReport:
+    """What the end of a file holds compared with what it is known to have
+    held.  `damaged` is None when all is well."""
+
+    def __init__(self, path, size):
+        self.path = path
+        self.size = size
+        self.good_end = size        # just after the last whole committed transaction
+        self.last_tid = None        # that transaction's id
+        self.damaged = None         # why the end is not what it should be
+        self.lost_bytes = 0
+        self.lost = None            # committed transactions lost, if known
+        self.lost_more = False      # ... or at least that many
+        self.lost_last_tid = None   # the last of them, if known
+        self.debris = 0             # bytes of an uncommitted transaction (a crash)
+        self.kept_in = None         # where the cut-off bytes went, once accepted
+
+    def message(self):
+        lost = []
+        if self.lost == 1 and not self.lost_more:
+            lost.append('the last transaction')
+        elif self.lost:
+            lost.append('the last %s%s' % ('at least ' if self.lost_more else '',
+                                           plural(self.lost, 'transaction')))
+        if self.lost_bytes:
+            lost.append(plural(self.lost_bytes, 'byte'))
+        if self.lost_last_tid:
+            lost.append('committed up to %s' % when(self.lost_last_tid))
+        lost = ' Lost: %s.' % ', '.join(lost) if lost else ''
+        good = (' Its last good transaction is of %s (it ends at offset %s).'
+                % (when(self.last_tid), '{:,}'.format(self.good_end))
+                if self.last_tid else ' No transaction of it is left.')
+        return ('the database %s is damaged: %s.%s%s\n'
+                'to go on from its last good transaction (the work done after it is done '
+                'again), pass --accept-truncation; or %s.'
+                % (self.path, self.damaged, lost, good, WHAT_TO_DO.format(path=self.path)))
+
+    def warning(self):
+        """For a command that only reads: it reads the file as of its last
+        good transaction."""
+        return '%s Shown as of that transaction.' % self.message().split('\n')[0]
+
+    def accepted(self):
+        trunc = ''
+        if self.kept_in:
+            trunc = ' (the %s after it are kept in %s)' % (
+                plural(self.size - self.good_end, 'byte'), self.kept_in)
+        return ('accepted the damage to %s: going on from %s%s'
+                % (self.path, 'its transaction of %s' % when(self.last_tid)
+                   if self.last_tid else 'an empty database', trunc))
+
+
+class CheckedFileStorage(FileStorage):
+    """A FileStorage that looks at the end of its file before ZODB reads it,
+    and records where each commit ended (PATH.commits).
+
+    damage: 'refuse' (raise DamagedDatabase), 'accept' (cut the file at the
+    last good transaction and go on), or 'warn' (read-only: open as of the
+    last good transaction; the report is in `self.end_report`)."""
+
+    def __init__(self, file_name, read_only=False, damage='refuse', **kw):
+        self._damage = damage
+        self._commits = Commits(file_name, writable=not read_only)
+        self.end_report = None
+        try:
+            super().__init__(file_name, read_only=read_only, **kw)
+        except BaseException:
+            self._close_all()
+            raise
+        self._inode = os.fstat(self._file.fileno()).st_ino
+        if self._damage == 'accept' and self.end_report is not None:
+            self._commits.reset(self._inode, self._pos, self._ltid)
+        elif not read_only:
+            ring = self._commits.of_file(self._inode)
+            if not ring or ring[-1][2] != self._pos:
+                self._commits.note(self._inode, self._pos, self._ltid)
+
+    # ZODB calls this once the file is open (and locked, when writable) and
+    # before it reads the file: the place to look at the end first.
+    def _restore_index(self):
+        report = examine_end(self._file, self.__name__, self._commits)
+        if report.damaged:
+            self.end_report = report
+            if self._damage == 'refuse':
+                self._close_all()
+                raise DamagedDatabase(report.message(), report)
+            if self._damage == 'accept' and report.good_end < report.size:
+                from ZODB.FileStorage.FileStorage import _truncate
+                # ZODB's own repair: the bytes after the last good transaction
+                # go to the first free PATH.trN and the file is cut there.
+                n = 0
+                while os.path.exists('%s.tr%d' % (self.__name__, n)):
+                    n += 1
+                report.kept_in = '%s.tr%d' % (self.__name__, n)
+                _truncate(self._file, self.__name__, report.good_end)
+                self._clear_index()
+                return None
+        return super()._restore_index()
+
+    def _close_all(self):
+        """Let go of what FileStorage.__init__ opened (it failed)."""
+        for f in (getattr(self, '_file', None), getattr(self, '_tfile', None)):
+            if f is not None:
+                f.close()
+        if getattr(self, '_files', None) is not None:
+            self._files.close()
+        if getattr(self, '_lock_file', None) is not None:
+            self._lock_file.close()
+        self._commits.close()
+
+    # Records are sealed as they are written and checked as they are read.
+    def store(self, oid, oldserial, data, version, transaction):
+        return super().store(oid, oldserial, seal(data), version, transaction)
+
+    def tryToResolveConflict(self, *args, **kw):
+        return seal(super().tryToResolveConflict(*args, **kw))
+
+    def load(self, oid, version=''):
+        data, tid = super().load(oid, version)
+        return self._unseal(oid, data, tid), tid
+
+    def loadBefore(self, oid, tid):
+        found = super().loadBefore(oid, tid)
+        if found is None:
+            return None
+        data, start, end = found
+        return self._unseal(oid, data, start), start, end
+
+    def loadSerial(self, oid, serial):
+        return self._unseal(oid, super().loadSerial(oid, serial), serial)
+
+    def _unseal(self, oid, data, tid):
+        from ZODB.utils import oid_repr
+        try:
+            return unseal(data)
+        except ValueError as e:
+            try:
+                where = 'current record at offset {:,}, '.format(self._lookup_pos(oid))
+            except Exception:
+                where = ''
+            raise DamagedRecord(oid_repr(oid), where + 'of the transaction of ' + when(tid),
+                                str(e)) from None
+
+    def _finish(self, tid, u, d, e):
+        super()._finish(tid, u, d, e)
+        self._commits.note(self._inode, self._pos, tid)
+
+    def pack(self, t, referencesf, gc=None):
+        result = super().pack(t, referencesf, gc)
+        with self._lock:
+            self._inode = os.fstat(self._file.fileno()).st_ino
+            self._commits.reset(self._inode, self._pos, self._ltid)
+        return result
+
+    def close(self):
+        try:
+            super().close()
+        finally:
+            self._commits.close()
+
+
+def _committed_tid_ending_at(f, end):
+    """The id of the committed transaction that ends exactly at `end`, or
+    None: its redundant length (the 8 bytes before `end`) leads back to a
+    header that gives the same length and a committed status."""
+    if end < 4 + TRANS_HDR_LEN + 8:
+        return None
+    f.seek(end - 8)
+    tl = int.from_bytes(f.read(8), 'big')
+    start = end - 8 - tl
+    if start < 4 or tl < TRANS_HDR_LEN:
+        return None
+    f.seek(start)
+    h = f.read(TRANS_HDR_LEN)
+    if len(h) != TRANS_HDR_LEN:
+        return None
+    tid, hl, status = h[:8], int.from_bytes(h[8:16], 'big'), h[16:17]
+    if hl != tl or status not in (b' ', b'p', b'u'):
+        return None
+    return tid
+
+
+def _walk(f, path, start, ltid, size):
+    """Check whole transactions from `start` (a known boundary) with ZODB's
+    fstest; returns (end of the last whole committed one, its id)."""
+    from ZODB.scripts import fstest
+    pos = start
+    while pos < size:
+        f.seek(pos)
+        try:
+            nxt, tid = fstest.check_trec(path, f, pos, ltid, size)
+        except (fstest.FormatError, CorruptedError, struct.error, ValueError, OverflowError,
+                OSError):
+            break
+        if nxt is None:
+            break
+        pos, ltid = nxt, tid
+    return pos, (ltid if ltid != z64 else None)
+
+
+def examine_end(f, path, commits):
+    """An EndReport of the open FileStorage file `f` (see the module doc)."""
+    # The record of commits is read before the file's length: it is written
+    # after the file, so what it says is in the file already, even while
+    # another process writes.
+    f.seek(0, 2)
+    size = f.tell()
+    ino = os.fstat(f.fileno()).st_ino
+    ring = commits.of_file(ino)
+    iend = index_end(path)
+    report = EndReport(path, size)
+    if size <= 4:
+        report.good_end = 4
+    else:
+        tid = _committed_tid_ending_at(f, size)
+        if tid is not None:
+            report.last_tid = tid
+        else:
+            # Not clean: walk from the newest boundary known good.
+            start, ltid = 4, z64
+            for _, _, end, rtid in reversed(ring):
+                if end <= size and _committed_tid_ending_at(f, end) == rtid:
+                    start, ltid = end, rtid
+                    break
+            else:
+                if iend is not None and iend <= size:
+                    itid = _committed_tid_ending_at(f, iend)
+                    if itid is not None:
+                        start, ltid = iend, itid
+            report.good_end, report.last_tid = _walk(f, path, start, ltid, size)
+            _judge_tail(f, report)
+    _compare(f, report, ring, iend)
+    return report
+
+
+def _judge_tail(f, report):
+    """The bytes after the last whole committed transaction: an uncommitted
+    transaction left by a crash (fine: ZODB drops it), or damage."""
+    at = report.good_end
+    f.seek(at)
+    h = f.read(TRANS_HDR_LEN)
+    rest = report.size - at
+    if len(h) <= STATUS_AT or h[STATUS_AT:STATUS_AT + 1] == b'c':
+        report.debris = rest
+        return
+    status = h[STATUS_AT:STATUS_AT + 1]
+    tl = int.from_bytes(h[8:16], 'big') if len(h) >= 16 else 0
+    if status in (b' ', b'p', b'u') and len(h) == TRANS_HDR_LEN and at + tl + 8 > report.size:
+        report.damaged = ('the committed transaction at offset %s is cut short (%s of its %s '
+                          'are left)' % ('{:,}'.format(at), '{:,}'.format(rest),
+                                         plural(tl + 8, 'byte')))
+    else:
+        report.damaged = ('the %s from offset %s are not a whole transaction (a damaged record)'
+                          % (plural(rest, 'byte'), '{:,}'.format(at)))
+    report.lost_bytes = rest
+
+
+def _compare(f, report, ring, iend):
+    """Compare the file's good end with what PATH.commits and PATH.index
+    say it held."""
+    known_end = 0
+    if ring:
+        seq, ino, end, tid = ring[-1]
+        if end > report.good_end:
+            known_end = end
+            report.lost_last_tid = tid
+            lost = [e for e in ring if e[2] > report.good_end]
+            report.lost = len(lost)
+            # Exact only when the ring reaches back to the good end.
+            report.lost_more = len(lost) == len(ring) and len(ring) >= Commits.RING - 1
+        elif _committed_tid_ending_at(f, end) != tid:
+            report.damaged = report.damaged or (
+                'it does not hold the transaction of %s that %s.commits records at '
+                'offset %s: it was replaced or rewritten since it was last used here'
+                % (when(tid), report.path, '{:,}'.format(end)))
+    if iend is not None and iend > max(known_end, report.good_end):
+        known_end = iend
+        report.lost = None
+        report.lost_last_tid = None
+    if known_end > report.good_end:
+        report.lost_bytes = known_end - report.good_end
+        if not report.damaged:
+            report.damaged = ('it ends at offset %s, but it held %s when it was last used'
+                              % ('{:,}'.format(report.size), plural(known_end, 'byte')))
+
+
+# -- the thorough check -------------------------------------------------------
+
+def verify(path, out, limit=20):
+    """Check every record of the FileStorage at `path` and write what is
+    wrong to `out`: the end (as at open), every transaction and data record
+    header (ZODB's fstest), the checksum of every record, and every current
+    object loaded and unpickled with its references resolved (as ZODB's
+    fsrefs).  Returns the number of problems found; what is no database at
+    all raises StoreError, a damaged header DamagedDatabase."""
+    from ZODB.scripts import fstest
+    problems = []
+    preflight(path)
+    if not os.path.exists(path):
+        raise StoreError('no database at %s' % path)
+    commits = Commits(path, writable=False)
+    with open(path, 'rb') as f:
+        report = examine_end(f, path, commits)
+        if report.damaged:
+            problems.append(report.message().split('\n')[0])
+        pos, ltid, transactions = 4, z64, 0
+        while pos < report.good_end:
+            f.seek(pos)
+            try:
+                pos, ltid = fstest.check_trec(path, f, pos, ltid, report.good_end)
+            except (fstest.FormatError, struct.error, ValueError, OverflowError, OSError) as e:
+                problems.append('a damaged transaction record: %s' % e)
+                break
+            if pos is None:
+                break
+            transactions += 1
+    objects = 0
+    if not problems or (report.damaged and len(problems) == 1):
+        objects = _verify_records(path, problems)
+    for p in problems[:limit]:
+        out.write('%s\n' % p)
+    if len(problems) > limit:
+        out.write('... and %d more\n' % (len(problems) - limit))
+    if problems:
+        out.write('%s: damaged (%s); %s\n' % (
+            path, plural(len(problems), 'problem'), WHAT_TO_DO.format(path=path).split(';')[0]))
+    else:
+        out.write('%s: %s, %s, %s: no damage found\n' % (
+            path, plural(transactions, 'transaction'), plural(objects, 'current object'),
+            plural(report.size, 'byte')))
+    return len(problems)
+
+
+def _verify_records(path, problems):
+    """Check the checksum of every record, then load and unpickle every
+    current object; note what fails.  Returns the number of objects."""
+    import logging
+    log = logging.getLogger('ZODB.FileStorage')
+    level = log.level
+    log.setLevel(logging.CRITICAL + 1)      # what ZODB would log, the checks below report
+    try:
+        storage = CheckedFileStorage(path, read_only=True, damage='warn')
+    except BaseException as e:       # ZODB's own scan found a bad record
+        problems.append('ZODB cannot read it: %s' % ' '.join(str(e).split()))
+        return 0
+    finally:
+        log.setLevel(level)
+    try:
+        index = storage._index      # as ZODB's fsrefs: the current record of every oid
+        _verify_revisions(storage, set(index.values()), problems)
+        return _verify_objects(storage, index, problems)
+    finally:
+        storage.close()
+
+
+def _verify_revisions(storage, current, problems):
+    """Every record in file order: its header names its transaction and
+    points back to the object's previous record (ZODB's read_index checks
+    the same while it builds an index), and older revisions -- not loaded
+    while the database runs, but read by undo and history -- pass their
+    checksums too."""
+    from ZODB.utils import oid_repr
+    previous = {}
+    try:
+        for txn in storage.iterator():
+            for rec in txn:
+                where = 'object %s (record at offset {:,}, transaction of %s)'.format(
+                    rec.pos) % (oid_repr(rec.oid), when(txn.tid))
+                h = storage._read_data_header(rec.pos)
+                if h.tid != txn.tid:
+                    problems.append('%s names another transaction' % where)
+                if h.prev != previous.get(rec.oid, 0):
+                    problems.append('%s points back to offset {:,} instead of {:,}'.format(
+                        h.prev, previous.get(rec.oid, 0)) % where)
+                previous[rec.oid] = rec.pos
+                if rec.data is None or rec.pos in current:
+                    continue        # current records are loaded below
+                try:
+                    unseal(rec.data)
+                except ValueError as e:
+                    problems.append('an older revision of %s %s' % (where, e))
+    except Exception as e:
+        problems.append('ZODB cannot read its transactions: %s' % ' '.join(str(e).split()))
+
+
+def _verify_objects(storage, index, problems):
+    import ZODB
+    from ZODB.broken import Broken
+    from ZODB.POSException import POSKeyError
+    from ZODB.serialize import referencesf
+    from ZODB.utils import oid_repr
+    oids = list(index.keys())
+    if not oids:
+        return 0
+    db = ZODB.DB(storage)
+    conn = db.open()
+    try:
+        for n, oid in enumerate(oids):
+            where = 'object %s (record at offset {:,})'.format(index[oid]) % oid_repr(oid)
+            try:
+                data, _ = storage.load(oid)
+            except POSKeyError:
+                continue    # its creation was undone: no current record
+            except DamagedRecord as e:
+                problems.append(str(e))
+                continue
+            except Exception as e:
+                problems.append('%s cannot be read: %s' % (where, e))
+                continue
+            try:
+                refs = referencesf(data)
+            except Exception as e:
+                problems.append('%s is not a whole pickle: %s: %s' % (where, type(e).__name__, e))
+                continue
+            for ref in refs:
+                if ref not in index:
+                    problems.append('%s refers to object %s, which does not exist'
+                                    % (where, oid_repr(ref)))
+            try:
+                obj = conn.get(oid)
+                obj._p_activate()
+                if isinstance(obj, Broken):
+                    problems.append('%s is of a class that does not exist: %s'
+                                    % (where, type(obj).__name__))
+            except Exception as e:
+                problems.append('%s cannot be unpickled: %s: %s'
+                                % (where, type(e).__name__, ' '.join(str(e).split())[:200]))
+            if n % 1000 == 999:
+                conn.cacheMinimize()
+        return len(oids)
+    finally:
+        conn.close()
