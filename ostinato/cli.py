@@ -449,7 +449,7 @@ def db_pack(days, db, memory, accept_truncation):
         pruned = inspect.prune_ended(store.world)
         if pruned:
             store.commit('ostinato: prune %d ended task%s' % (pruned, '' if pruned == 1 else 's'))
-        store.db.pack(days=days)
+        store.pack(days=days)
         after = size()
     finally:
         store.close()

@@ -137,8 +137,11 @@ def no_traceback(*results):
 
 # -- cut short ---------------------------------------------------------------
 
-@pytest.mark.parametrize('stop', ['SIGTERM', 'SIGKILL'])
-@pytest.mark.parametrize('cut', ['half', 'mid-record', 'last transaction'])
+# After kill -9 ZODB's index is stale and only DB.commits knows the end;
+# after a clean stop both know it.
+@pytest.mark.parametrize('cut,stop', [('half', 'SIGKILL'), ('mid-record', 'SIGKILL'),
+                                      ('last transaction', 'SIGKILL'),
+                                      ('last transaction', 'SIGTERM')])
 def test_a_file_cut_short_is_refused_then_accepted(tmp_path, cut, stop):
     printed = until_step_20(tmp_path, getattr(signal, stop))
     db = tmp_path / 'db.fs'

@@ -179,21 +179,44 @@ def index_end(path):
 
 # -- the record of the last commits -------------------------------------------
 
-class Commits:
-    """PATH.commits: where each of the last RING commits ended.
+def file_crc(path):
+    """(size, CRC-32) of a file, or None if it cannot be read."""
+    crc, size = 0, 0
+    try:
+        with open(path, 'rb') as f:
+            while True:
+                chunk = f.read(1 << 20)
+                if not chunk:
+                    return size, crc
+                crc = zlib.crc32(chunk, crc)
+                size += len(chunk)
+    except OSError:
+        return None
 
-    A ring of fixed slots (sequence number, the file's inode, end offset,
-    transaction id, CRC-32), one pwrite per commit after ZODB's fsync; a slot
-    torn by a crash fails its CRC and is ignored.  The inode ties a record
-    to one file: `db pack` writes a new file, and a copy elsewhere is
-    another file."""
+
+class Commits:
+    """PATH.commits: where each of the last RING commits ended, and which
+    index file ZODB saved last.
+
+    After a header (the size and CRC-32 of PATH.index as ZODB last saved
+    it), a ring of fixed slots (sequence number, the file's inode, end
+    offset, transaction id, CRC-32), one pwrite per commit after ZODB's
+    fsync; a slot torn by a crash fails its CRC and is ignored.  The inode
+    ties a record to one file: `db pack` writes a new file, and a copy
+    elsewhere is another file.  The index is ZODB's cache of where every
+    object is: a damaged one sends reads to the wrong records while the file
+    is fine, so one that is not the one saved last is not used (ZODB
+    rebuilds it from the file)."""
 
     SLOT = struct.Struct('>QQQ8sI4x')
+    HEAD = struct.Struct('>4sQII')      # b'OSTC', index size, index CRC, CRC of these
+    HEAD_MAGIC = b'OSTC'
     RING = 1024
 
     def __init__(self, path, writable):
         self.path = path + '.commits'
         self.entries = []           # (seq, ino, end, tid), oldest first
+        self.index_seal = None      # (size, CRC) of PATH.index as last saved
         self.fd = None
         self.failed = None          # why the record can no longer be written
         self._read()
@@ -208,10 +231,14 @@ class Commits:
         size = self.SLOT.size
         try:
             with open(self.path, 'rb') as f:
-                data = f.read(size * self.RING)
+                data = f.read(size * (self.RING + 1))
         except OSError:
             return
-        for at in range(0, len(data) - size + 1, size):
+        if len(data) >= self.HEAD.size:
+            magic, isize, icrc, crc = self.HEAD.unpack_from(data)
+            if magic == self.HEAD_MAGIC and crc == zlib.crc32(data[:self.HEAD.size - 4]):
+                self.index_seal = (isize, icrc)
+        for at in range(size, len(data) - size + 1, size):
             seq, ino, end, tid, crc = self.SLOT.unpack_from(data, at)
             if seq and crc == zlib.crc32(data[at:at + size - 8]):
                 self.entries.append((seq, ino, end, tid))
@@ -220,19 +247,35 @@ class Commits:
     def of_file(self, ino):
         return [e for e in self.entries if e[1] == ino]
 
-    def note(self, ino, end, tid):
+    def index_matches(self, index_path):
+        """Whether PATH.index is the one ZODB saved last (None: not known)."""
+        if self.index_seal is None or not os.path.exists(index_path):
+            return None
+        return file_crc(index_path) == self.index_seal
+
+    def _write(self, data, at):
         if self.fd is None:
             return
-        self.seq += 1
-        body = struct.pack('>QQQ8s', self.seq, ino, end, tid)
-        slot = self.SLOT.pack(self.seq, ino, end, tid, zlib.crc32(body))
         try:
-            os.pwrite(self.fd, slot, (self.seq % self.RING) * self.SLOT.size)
+            os.pwrite(self.fd, data, at)
         except OSError as e:
             # The commit itself is done; only the check at the next open
             # loses precision.  Stop trying (a full disk fails every time).
             self.failed = e.strerror or str(e)
             self.close()
+
+    def note(self, ino, end, tid):
+        self.seq += 1
+        body = struct.pack('>QQQ8s', self.seq, ino, end, tid)
+        slot = self.SLOT.pack(self.seq, ino, end, tid, zlib.crc32(body))
+        self._write(slot, (1 + self.seq % self.RING) * self.SLOT.size)
+
+    def seal_index(self, index_path):
+        found = file_crc(index_path)
+        self.index_seal = found
+        size, crc = found if found else (0, 0)
+        head = self.HEAD_MAGIC + struct.pack('>QI', size, crc)
+        self._write(head + struct.pack('>I', zlib.crc32(head)), 0)
 
     def reset(self, ino, end, tid):
         """Forget every slot: the file was rewritten (packed) or its damaged
@@ -240,7 +283,7 @@ class Commits:
         if self.fd is None:
             return
         try:
-            os.ftruncate(self.fd, 0)
+            os.ftruncate(self.fd, self.SLOT.size)
         except OSError as e:
             self.failed = e.strerror or str(e)
             self.close()
@@ -320,6 +363,7 @@ class CheckedFileStorage(FileStorage):
         self._damage = damage
         self._commits = Commits(file_name, writable=not read_only)
         self.end_report = None
+        self.notes = []         # what the opener should tell the operator
         try:
             super().__init__(file_name, read_only=read_only, **kw)
         except BaseException:
@@ -336,7 +380,13 @@ class CheckedFileStorage(FileStorage):
     # ZODB calls this once the file is open (and locked, when writable) and
     # before it reads the file: the place to look at the end first.
     def _restore_index(self):
-        report = examine_end(self._file, self.__name__, self._commits)
+        index_ok = self._commits.index_matches(self.__name__ + '.index')
+        if index_ok is False:
+            self.notes.append('the index %s.index is not the one saved last (it is damaged, '
+                              'or an older one): it is rebuilt from the file'
+                              % self.__name__)
+        report = examine_end(self._file, self.__name__, self._commits,
+                             use_index=index_ok is not False)
         if report.damaged:
             self.end_report = report
             if self._damage == 'refuse':
@@ -353,7 +403,14 @@ class CheckedFileStorage(FileStorage):
                 _truncate(self._file, self.__name__, report.good_end)
                 self._clear_index()
                 return None
+        if index_ok is False:
+            return None
         return super()._restore_index()
+
+    def _save_index(self):
+        super()._save_index()
+        if not self._is_read_only:
+            self._commits.seal_index(self.__name__ + '.index')
 
     def _close_all(self):
         """Let go of what FileStorage.__init__ opened (it failed)."""
@@ -368,7 +425,15 @@ class CheckedFileStorage(FileStorage):
 
     # Records are sealed as they are written and checked as they are read.
     def store(self, oid, oldserial, data, version, transaction):
-        return super().store(oid, oldserial, seal(data), version, transaction)
+        # FileStorage reads the object's current record header to check for
+        # a conflict: one it cannot read is damage (DamagedRecord), not a
+        # Python error of the committer.
+        try:
+            return super().store(oid, oldserial, seal(data), version, transaction)
+        except CorruptedError as e:
+            from ZODB.utils import oid_repr
+            raise DamagedRecord(oid_repr(oid), '', 'cannot be read: %s' % ' '.join(
+                str(e).split())[:200]) from None
 
     def tryToResolveConflict(self, *args, **kw):
         return seal(super().tryToResolveConflict(*args, **kw))
@@ -456,8 +521,9 @@ def _walk(f, path, start, ltid, size):
     return pos, (ltid if ltid != z64 else None)
 
 
-def examine_end(f, path, commits):
-    """An EndReport of the open FileStorage file `f` (see the module doc)."""
+def examine_end(f, path, commits, use_index=True):
+    """An EndReport of the open FileStorage file `f` (see the module doc).
+    use_index: whether PATH.index may witness the file's length."""
     # The record of commits is read before the file's length: it is written
     # after the file, so what it says is in the file already, even while
     # another process writes.
@@ -465,7 +531,9 @@ def examine_end(f, path, commits):
     size = f.tell()
     ino = os.fstat(f.fileno()).st_ino
     ring = commits.of_file(ino)
-    iend = index_end(path)
+    # ZODB's index witnesses the length only where the record of commits
+    # cannot: it is older, and it is not checked.
+    iend = index_end(path) if use_index and not ring else None
     report = EndReport(path, size)
     if size <= 4:
         report.good_end = 4
@@ -516,7 +584,7 @@ def _judge_tail(f, report):
 def _compare(f, report, ring, iend):
     """Compare the file's good end with what PATH.commits and PATH.index
     say it held."""
-    known_end = 0
+    known_end, witness = 0, ''
     if ring:
         seq, ino, end, tid = ring[-1]
         if end > report.good_end:
@@ -533,13 +601,14 @@ def _compare(f, report, ring, iend):
                 % (when(tid), report.path, '{:,}'.format(end)))
     if iend is not None and iend > max(known_end, report.good_end):
         known_end = iend
-        report.lost = None
-        report.lost_last_tid = None
+        witness = (' (so says its index %s.index, saved then; if the index is what is '
+                   'damaged, delete it: ZODB rebuilds it)' % report.path)
     if known_end > report.good_end:
         report.lost_bytes = known_end - report.good_end
         if not report.damaged:
-            report.damaged = ('it ends at offset %s, but it held %s when it was last used'
-                              % ('{:,}'.format(report.size), plural(known_end, 'byte')))
+            report.damaged = ('it ends at offset %s, but it held %s when it was last used%s'
+                              % ('{:,}'.format(report.size), plural(known_end, 'byte'),
+                                 witness))
 
 
 # -- the thorough check -------------------------------------------------------

@@ -74,8 +74,6 @@ def open_storage(address=None, memory=False, read_only=False, accept_truncation=
             addr = rest
         return ClientStorage(addr, wait_timeout=10, read_only=read_only)
     import zc.lockfile
-    from ZODB.FileStorage.FileStorage import FileStorageError
-    from ZODB.FileStorage.format import CorruptedError
     preflight(address)
     damage = 'warn' if read_only else 'accept' if accept_truncation else 'refuse'
     try:
@@ -90,16 +88,29 @@ def open_storage(address=None, memory=False, read_only=False, accept_truncation=
             "the database %s is in use%s.\n"
             "A running 'ostinato serve' shares it: use 'ostinato repl' or 'ostinato tasks', "
             "which attach to it." % (address, who)) from None
-    except (FileStorageError, CorruptedError, ValueError, struct.error, OverflowError) as e:
+    except _unreadable() as e:
         # ZODB read a record it cannot make sense of while it built its index.
-        raise DamagedDatabase('the database %s is damaged: %s; %s' % (
-            address, _one_line(e), WHAT_TO_DO.format(path=address))) from None
+        raise _damaged(address, e) from None
     except OSError as e:
         raise StoreError('cannot open the database %s: %s' % (
             address, e.strerror or e)) from None
+    for note in storage.notes:
+        sys.stderr.write('ostinato: %s\n' % note)
     if storage.end_report is not None and accept_truncation and not read_only:
         sys.stderr.write('ostinato: %s\n' % storage.end_report.accepted())
     return storage
+
+
+def _unreadable():
+    from ZODB.FileStorage.FileStorage import FileStorageError
+    from ZODB.FileStorage.format import CorruptedError
+    return (FileStorageError, CorruptedError, ValueError, struct.error, OverflowError,
+            DamagedRecord)
+
+
+def _damaged(name, e):
+    return DamagedDatabase('the database %s is damaged: %s; %s' % (
+        name, _one_line(e), WHAT_TO_DO.format(path=name)))
 
 
 def _one_line(e):
@@ -226,10 +237,32 @@ class Store:
                              % (self.address or '', SCHEMA_VERSION, '; '.join(done)))
         return self.conn.root()[ROOT_KEY]
 
+    def pack(self, days=0):
+        """Drop old revisions and unreachable objects.  Packing reads every
+        record ZODB keeps: one it cannot make sense of is damage."""
+        try:
+            self.db.pack(days=days)
+        except _unreadable() as e:
+            raise _damaged(self.db.ostinato_name or self.storage.getName(), e) from None
+
     def commit(self, note=None):
         if note:
             self.tm.get().note(note)
-        self.tm.commit()
+        self._commit()
+
+    def _commit(self):
+        """Commit; a record the storage could not read while it checked for
+        conflicts is damage, reported as such."""
+        try:
+            self.tm.commit()
+        except Exception as e:
+            record = _from_server(e)
+            if not isinstance(record, DamagedRecord):
+                raise
+            self.tm.abort()
+            name = self.db.ostinato_name or self.storage.getName()
+            raise DamagedDatabase('the database %s is damaged: %s; %s' % (
+                name, record, WHAT_TO_DO.format(path=name))) from None
 
     def abort(self):
         self.tm.abort()
@@ -243,7 +276,7 @@ class Store:
             self.tm.abort()
             try:
                 result = fn()
-                self.tm.commit()
+                self._commit()
                 return result
             except ConflictError:
                 self.tm.abort()
