@@ -424,6 +424,50 @@ def db_info(db, memory):
     click.echo(text, nl=False)
 
 
+@db_group.command('check')
+@click.option('--repair', is_flag=True,
+              help='queue orphaned tasks again and drop entries of ended tasks')
+@_db_options
+def db_check(repair, db, memory):
+    """Check that every live task is ready, running, waiting or done.
+
+    A task in none of these places would never run again (an orphan); one
+    in two would run twice.  Exit status 0 when all is well, 1 when problems
+    were found (and not repaired)."""
+    from .runtime import invariants
+    from .runtime.scheduler import Scheduler
+    from .runtime.store import Store, StoreError
+    if repair:
+        address = db if memory else _existing_address(db)
+        try:
+            store = Store(address, memory=memory)
+        except StoreError as e:
+            click.echo('ostinato: %s' % e, err=True)
+            sys.exit(2)
+    else:
+        store = _open_for_reading(db, memory)
+    try:
+        problems = invariants.check(store.world)
+        for _, _, text in problems:
+            click.echo(text)
+        if problems and repair:
+            sched = Scheduler(store.world)
+            for line in store.transact(lambda: invariants.repair(
+                    store.world, invariants.check(store.world), sched.make_ready)):
+                click.echo('repaired: ' + line)
+            problems = invariants.check(store.world)
+        elif problems:
+            click.echo('%d problem%s; `ostinato db check --repair` fixes them'
+                       % (len(problems), '' if len(problems) == 1 else 's'))
+        live = len(store.world.tasks)
+    finally:
+        store.close()
+    if not problems:
+        click.echo('ok: %d live task%s, each ready, running or waiting'
+                   % (live, '' if live == 1 else 's'))
+    sys.exit(1 if problems else 0)
+
+
 @db_group.command('pack')
 @click.option('--days', type=click.FloatRange(min=0), default=0, show_default=True,
               help='keep the revisions of the last N days')

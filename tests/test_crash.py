@@ -64,28 +64,35 @@ RUN_TIMEOUT = 120        # an uninterrupted run of any program here takes ~3 s i
 PROGRAMS = ['relay', 'pipeline', 'compute', 'reactive']
 
 
-def command(prog, db):
-    """`ostinato run` of a program in tests/crash/ (a name) or of a path."""
+def command(prog, db, mode='run'):
+    """`ostinato run` (or `serve`, with the scripted model) of a program in
+    tests/crash/ (a name) or of a path."""
     path = prog if isinstance(prog, Path) else CRASH / (prog + '.ost')
+    if mode == 'serve':
+        return OSTINATO + ['serve', '--llm', 'scripted', '--db', str(db), str(path)]
     return OSTINATO + ['run', '--db', str(db), str(path)]
 
 
-def env():
+def env(prog=None):
     e = dict(os.environ)
     e.pop('OSTINATO_DB', None)
     e.pop('PYTHONUNBUFFERED', None)   # output to a file or pipe as a user's would be
+    if prog is not None and not isinstance(prog, Path):
+        e['OSTINATO_LLM_SCRIPT'] = str(CRASH / (prog + '.json'))
     return e
 
 
 class Run:
     """One start of `ostinato run`, its output going to files."""
 
-    def __init__(self, prog, db, folder, n):
+    def __init__(self, prog, db, folder, n, mode='run'):
         self.out_path = folder / ('run%03d.out' % n)
         self.err_path = folder / ('run%03d.err' % n)
+        self.db = db
+        self.mode = mode
         with open(self.out_path, 'wb') as out, open(self.err_path, 'wb') as err:
-            self.proc = subprocess.Popen(command(prog, db), stdout=out, stderr=err,
-                                         stdin=subprocess.DEVNULL, cwd=folder, env=env())
+            self.proc = subprocess.Popen(command(prog, db, mode), stdout=out, stderr=err,
+                                         stdin=subprocess.DEVNULL, cwd=folder, env=env(prog))
         self.started = time.monotonic()
         self.killed = False
         _live.append(self)
@@ -99,12 +106,28 @@ class Run:
             return False
 
     def finish(self, what):
-        """Wait for the run to end by itself; a hung run is killed and fails
-        the test."""
+        """Wait for the run to end by itself (`serve` never does: it is
+        stopped with SIGTERM once the program's work is complete in the
+        database); a hung run is killed and fails the test."""
+        if self.mode == 'serve':
+            self.serve_until_done(what)
         if not self.wait(RUN_TIMEOUT):
             self.kill()
             raise AssertionError('%s did not end within %d s; output so far:\n%s%s'
                                  % (what, RUN_TIMEOUT, self.out, self.err))
+
+    def serve_until_done(self, what):
+        end = time.monotonic() + RUN_TIMEOUT
+        while time.monotonic() < end and self.proc.poll() is None:
+            if 'summary ' in self.out:
+                break
+            time.sleep(0.05)
+        else:
+            if self.proc.poll() is None:
+                self.kill()
+            raise AssertionError('%s did not complete the program within %d s; output so far:'
+                                 '\n%s%s' % (what, RUN_TIMEOUT, self.out, self.err))
+        self.proc.send_signal(signal.SIGTERM)
 
     def printed(self, n, what):
         """Wait until this run has printed `n` lines; False if it ended first.
@@ -187,13 +210,13 @@ def lines(text):
     return text.splitlines()
 
 
-def expected_run(prog, tmp_path):
+def expected_run(prog, tmp_path, mode='run'):
     folder = tmp_path / ('clean-' + prog)
     folder.mkdir()
-    r = Run(prog, folder / 'db.fs', folder, 0)
+    r = Run(prog, folder / 'db.fs', folder, 0, mode)
     r.finish('%s: the uninterrupted run' % prog)
     assert r.proc.returncode == 0, (r.out, r.err)
-    assert r.err == '', r.err
+    assert quiet(r), r.err
     out = lines(r.out)
     steps = [l for l in out if l.startswith('step ')]
     assert len(steps) == len(set(steps)) >= 5, out
@@ -201,7 +224,15 @@ def expected_run(prog, tmp_path):
     return out
 
 
-def crash_runs(prog, folder, rng):
+def db_check(db):
+    """`ostinato db check` on a database no process holds: every live task is
+    ready, running, waiting or done."""
+    r = subprocess.run(OSTINATO + ['db', 'check', '--db', str(db)], capture_output=True,
+                       text=True, env=env(), timeout=RUN_TIMEOUT)
+    return r.returncode, r.stdout + r.stderr
+
+
+def crash_runs(prog, folder, rng, mode='run'):
     """Start the program again and again on one database, killing each run,
     until a run ends by itself; after MAX_KILLS kills the last run is left
     to finish.
@@ -216,7 +247,7 @@ def crash_runs(prog, folder, rng):
     runs = []
     while True:
         kills = sum(r.killed for r in runs)
-        r = Run(prog, db, folder, len(runs))
+        r = Run(prog, db, folder, len(runs), mode)
         runs.append(r)
         if kills >= MAX_KILLS:
             r.finish('%s: the last run' % prog)
@@ -231,6 +262,10 @@ def crash_runs(prog, folder, rng):
         if r.wait(delay):
             return runs, db
         r.kill()
+        if db.exists():
+            status, report = db_check(db)
+            assert status == 0, 'after kill %d: %s\n%s' % (
+                sum(r.killed for r in runs), report, describe(prog, -1, runs))
         # Killed after the run had ended (and committed that): the program is
         # complete, and another start would run its top level again.  (Killed
         # after the main task ended but before the run did: another start
@@ -280,20 +315,26 @@ def check_outputs(expected, outputs, kills):
     return missing
 
 
-@pytest.mark.parametrize('prog', PROGRAMS)
-def test_crash_and_resume(prog, tmp_path):
-    expected = expected_run(prog, tmp_path)
+@pytest.mark.parametrize('prog,mode', [(p, 'run') for p in PROGRAMS] + [('serve_mix', 'serve')])
+def test_crash_and_resume(prog, mode, tmp_path):
+    expected = expected_run(prog, tmp_path, mode)
     kills = progressed = cycle = 0
     while kills < WANT_KILLS:
         assert cycle < 40, 'only %d kills in %d cycles' % (kills, cycle)
         rng = random.Random('%d-%s-%d' % (SEED, prog, cycle))
-        runs, db = crash_runs(prog, tmp_path / ('crash-%s-%d' % (prog, cycle)), rng)
+        runs, db = crash_runs(prog, tmp_path / ('crash-%s-%d' % (prog, cycle)), rng, mode)
         check_cycle(prog, cycle, expected, runs, db)
         kills += sum(r.killed for r in runs)
         progressed += sum(1 for r in runs if r.killed and r.out)
         cycle += 1
     # The test did test something: runs killed after they had made progress.
     assert kills >= 10 and progressed >= 5, (kills, progressed)
+
+
+def quiet(run):
+    """Nothing on stderr but serve's own notes (`ostinato: serving ...`)."""
+    return all(line.startswith('ostinato: ') and 'error' not in line
+               for line in run.err.splitlines())
 
 
 def check_cycle(prog, cycle, expected, runs, db):
@@ -308,7 +349,9 @@ def check_cycle(prog, cycle, expected, runs, db):
         assert 'Traceback' not in r.err and 'internal error' not in r.err, info
     if not last.killed:
         assert last.proc.returncode == 0, info
-        assert last.err == '', info
+        assert quiet(last), info
+    status, report = db_check(db)
+    assert status == 0, report + '\n' + info
 
     # The database did every step exactly once.
     done, log = db_state(db)

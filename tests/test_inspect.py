@@ -81,7 +81,6 @@ def drive(store, path=None, upgrade=False):
         if not w.ready:
             break
         task = w.ready.popleft()
-        w._p_changed = True
         sched.turn(task)
     store.commit()
     return out.getvalue(), err.getvalue()

@@ -45,6 +45,10 @@ class LLMState(Persistent):
         """For `ostinato db info`."""
         return '%d requests waiting, %d exchanges logged' % (len(self.pending), len(self.log))
 
+    def held_tasks(self):
+        """The tasks waiting for a reply (for `ostinato db check`)."""
+        return [req.task for req in self.pending.values() if req.task is not None]
+
 
 class LLMRequest(Persistent):
     def __init__(self, seq, task, data):

@@ -478,8 +478,8 @@ def prune_ended(world):
 
     for tid in [tid for tid, t in world.tasks.items() if ended(t)]:
         del world.tasks[tid]
-    if any(ended(t) for t in world.ready):
-        world.ready = type(world.ready)(t for t in world.ready if id(t) not in gone)
+    for t in [t for t in world.ready if ended(t)]:
+        world.ready.remove(t)
     for key in [k for k, t in world.timers.items() if ended(t)]:
         del world.timers[key]
     for wid in [wid for wid, w in world.watches.items() if ended(w.task)]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from BTrees.OOBTree import OOBTree
 
-from .world import SCHEMA_VERSION, Outbox
+from .world import SCHEMA_VERSION, Outbox, ReadyQueue
 
 # from-version -> (what the step does, function(world))
 STEPS = {}
@@ -94,3 +94,12 @@ def _services_registry(world):
         if running is not None:        # an early form: the one task `run` was running
             tree['run'] = running
         world.running = tree
+
+
+@step(2, 'the ready queue is a chain of small records, not a list inside the world record')
+def _ready_queue_chain(world):
+    old = world.__dict__.get('ready') or ()
+    queue = ReadyQueue()
+    for task in old:
+        queue.append(task)
+    world.ready = queue

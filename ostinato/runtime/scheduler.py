@@ -120,14 +120,12 @@ class Scheduler(Host):
         w = self.world
         t = Task(w.new_task_id(), name, frame)
         w.tasks[t.id] = t
-        w._p_changed = True
         return t
 
     def spawn(self, vm, func, args, kwargs):
         frame = vm.new_task_frame(func, list(args), dict(kwargs))
         t = self.new_task(frame, task_name(func))
         self.world.ready.append(t)
-        self.world._p_changed = True
         return t
 
     def make_ready(self, task, front=False):
@@ -138,7 +136,6 @@ class Scheduler(Host):
             self.world.ready.appendleft(task)
         else:
             self.world.ready.append(task)
-        self.world._p_changed = True
 
     # ------------------------------------------------------------ changes
     # Each watched object keeps its watches in `_ow`, a BTree of its own
@@ -255,7 +252,6 @@ class Scheduler(Host):
         importer.state = 'waiting'
         importer.waiting = ('import', name)
         self.world.ready.appendleft(t)
-        self.world._p_changed = True
         return None
 
     def _module_settled(self, t, status):
@@ -337,7 +333,6 @@ class Scheduler(Host):
                 self.err.write(e.format() + '\n')
         for t in reversed(tasks):
             self.world.ready.appendleft(t)
-        self.world._p_changed = True
 
     # ------------------------------------------------------------ running
     def recover(self):
@@ -350,7 +345,6 @@ class Scheduler(Host):
             if not t.done and t not in w.ready:
                 t.state = 'ready'
                 w.ready.appendleft(t)
-                w._p_changed = True
 
     def start_main(self, path, module_name=None):
         """Make FILE's main task ready (docs/language.md §1): on a new database load
@@ -395,7 +389,6 @@ class Scheduler(Host):
             w.main_path = path
             w.ready.append(t)
         self.upgrade_all(skip=m)
-        w._p_changed = True
         return w.main_task
 
     def run(self, forever=False):
@@ -476,7 +469,11 @@ class Scheduler(Host):
         from ZODB.POSException import ConflictError
         w = self.world
         task = w.ready.popleft()
-        w._p_changed = True
+        # Taken off the queue and recorded as this worker's in one
+        # transaction: a task is always ready, running, waiting or done,
+        # even when the process dies right here (`recover` finds it).
+        task.state = 'running'
+        w.running[self.worker] = task
         if self.claim:
             # Claim the task in a transaction of its own, so two workers never
             # run it at once.
@@ -491,6 +488,10 @@ class Scheduler(Host):
                 return
             except ConflictError:
                 self.abort()
+                if not self.claim:
+                    # The abort put the task back in the queue (and undid the
+                    # timers that woke it): the loop takes it again.
+                    return
                 time.sleep(0.001 * attempt)
             except UnrunnableCode as e:
                 self.abort()
@@ -562,7 +563,6 @@ class Scheduler(Host):
         w = self.world
         if task in w.ready:
             w.ready.remove(task)
-            w._p_changed = True
         waiting = task.waiting
         if type(waiting) is tuple and waiting and waiting[0] == 'sleep':
             when = waiting[1]

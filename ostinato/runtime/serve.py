@@ -61,7 +61,7 @@ class ZEOThread:
         from ZEO.StorageServer import StorageServer
         if os.path.exists(path):
             os.unlink(path)        # a stale socket of a process that is gone
-        old = os.umask(0o077)      # owner-only from the moment it exists
+        old = os.umask(0o177)      # 0600 from the moment it exists
         try:
             self.server = StorageServer(path, {'1': storage})
         finally:

@@ -15,15 +15,13 @@ class-level default (old records read it) or a migration step, never a
 """
 from __future__ import annotations
 
-from collections import deque
-
 from BTrees.IOBTree import IOBTree
 from BTrees.OOBTree import OOBTree
 from persistent import Persistent
 
 from ..vm import values as V
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 class Watch(Persistent):
@@ -46,10 +44,91 @@ class Watch(Persistent):
         self.dirty = False
 
 
+class ReadyLink(Persistent):
+    """One place in the ready queue: a small record of its own, so that
+    queueing a task writes this record and the one before it, however long
+    the queue is.  A task taken out of the middle leaves its link empty
+    (`task` None) until the front reaches it."""
+
+    def __init__(self, task, next=None):
+        self.task = task
+        self.next = next
+
+
+class ReadyQueue(Persistent):
+    """The FIFO of tasks that can run now (docs/language.md §15.1), as a chain
+    of ReadyLinks.  Nothing that grows with the queue lives in a record a
+    turn rewrites: pushing writes the new link, the old last link and this
+    small record; popping writes this record.  Each queued task knows its
+    link (`Task.ready_link`), so membership and removal cost O(1)."""
+
+    def __init__(self):
+        self.head = None
+        self.tail = None
+        self.count = 0
+
+    def __len__(self):
+        return self.count
+
+    def __bool__(self):
+        return self.count > 0
+
+    def __contains__(self, task):
+        link = task.ready_link
+        return link is not None and link.task is task
+
+    def __iter__(self):
+        link = self.head
+        while link is not None:
+            if link.task is not None:
+                yield link.task
+            link = link.next
+
+    def append(self, task):
+        link = ReadyLink(task)
+        if self.tail is None:
+            self.head = link
+        else:
+            self.tail.next = link
+        self.tail = link
+        self.count += 1
+        task.ready_link = link
+
+    def appendleft(self, task):
+        link = ReadyLink(task, self.head)
+        self.head = link
+        if self.tail is None:
+            self.tail = link
+        self.count += 1
+        task.ready_link = link
+
+    def popleft(self):
+        link = self.head
+        while link is not None and link.task is None:
+            link = link.next
+        if link is None:
+            raise IndexError('pop from an empty ready queue')
+        self.head = link.next
+        if self.head is None:
+            self.tail = None
+        self.count -= 1
+        task = link.task
+        task.ready_link = None
+        return task
+
+    def remove(self, task):
+        link = task.ready_link
+        if link is None or link.task is not task:
+            raise ValueError('the task is not in the ready queue')
+        link.task = None
+        self.count -= 1
+        task.ready_link = None
+
+
 class World(Persistent):
-    """The database root object.  Collections that can grow large are BTrees,
-    so a turn rewrites only the buckets it touches; the ready queue is a
-    deque inside this record because it stays short (tasks that can run now)."""
+    """The database root object.  Collections that can grow are BTrees or
+    chains of small records (the ready queue), so a turn rewrites only the
+    buckets and links it touches, never a record that grows with the load."""
 
     main_task = None
     main_path = None
@@ -63,7 +142,7 @@ class World(Persistent):
         self.compiled = OOBTree()
         self.loading = OOBTree()   # name -> OModule whose top level has not settled
         self.tasks = IOBTree()     # id -> Task (live ones)
-        self.ready = deque()       # FIFO of Tasks
+        self.ready = ReadyQueue()  # FIFO of Tasks
         self.timers = OOBTree()    # (wake_time, seq) -> Task
         self.seq = 0
         self.next_task_id = 1

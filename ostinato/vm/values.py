@@ -410,6 +410,7 @@ class Task(Persistent):
     reported = False
     since = None
     waiting = None
+    ready_link = None         # its place in the ready queue (runtime.world.ReadyQueue)
 
     def __init__(self, tid, name, frame):
         self.id = tid
