@@ -428,7 +428,9 @@ def db_info(db, memory):
 @click.option('--repair', is_flag=True,
               help='queue orphaned tasks again and drop entries of ended tasks')
 @_db_options
-def db_check(repair, db, memory):
+@_accept_option
+@_damage_exits
+def db_check(repair, db, memory, accept_truncation):
     """Check that every live task is ready, running, waiting or done.
 
     A task in none of these places would never run again (an orphan); one
@@ -440,7 +442,7 @@ def db_check(repair, db, memory):
     if repair:
         address = db if memory else _existing_address(db)
         try:
-            store = Store(address, memory=memory)
+            store = Store(address, memory=memory, accept_truncation=accept_truncation)
         except StoreError as e:
             click.echo('ostinato: %s' % e, err=True)
             sys.exit(2)

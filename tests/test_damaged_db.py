@@ -270,8 +270,11 @@ def stopped_pipeline(tmp_path_factory):
     return folder, r.stdout
 
 
-def copy_db(folder, name):
-    for ext in ('', '.index'):
+def copy_db(folder, name, index=True):
+    for ext in ('', '.index', '.tr0'):
+        if os.path.exists(folder / (name + '.fs' + ext)):
+            os.unlink(folder / (name + '.fs' + ext))
+    for ext in ('', '.index') if index else ('',):
         shutil.copy(folder / ('base.fs' + ext), folder / (name + '.fs' + ext))
     return folder / (name + '.fs')
 
@@ -308,16 +311,18 @@ def test_a_flipped_bit_never_gives_a_traceback(stopped_pipeline):
     flips = [(off, rng.randrange(8)) for off in chosen_offsets(base)]
     flips += [(rng.randrange(size), rng.randrange(8)) for _ in range(RANDOM_FLIPS)]
     outcomes = {}
-    for off, bit in flips:
-        db = copy_db(folder, 'flip')
-        for stale in folder.glob('flip.fs.tr*'):
-            stale.unlink()
+    for n, (off, bit) in enumerate(flips):
+        # Every other one without ZODB's index: then ZODB reads every
+        # transaction header as it opens the file (and, left alone, cuts the
+        # file at the first bad one).
+        db = copy_db(folder, 'flip', index=n % 2 == 0)
         with open(db, 'r+b') as f:
             f.seek(off)
             b = f.read(1)[0]
             f.seek(off)
             f.write(bytes([b ^ (1 << bit)]))
-        what = 'bit %d of the byte at offset %d (seed %d)' % (bit, off, SEED)
+        what = 'bit %d of the byte at offset %d (seed %d, %s)' % (
+            bit, off, SEED, 'with its index' if n % 2 == 0 else 'without an index')
         verify = ost('db', 'verify', '--db', db, cwd=folder)
         run = ost('run', '--db', db, 'pipeline.ost', cwd=folder)
         no_traceback(verify, run)
@@ -333,9 +338,8 @@ def test_a_flipped_bit_never_gives_a_traceback(stopped_pipeline):
             assert verify.returncode == EXIT_DAMAGED, (what, run.stderr, verify.stdout)
             outcomes[what] = 'refused'
     # The chosen bytes are all found, by the run or by verify.
-    for off, bit in flips[:len(chosen_offsets(base))]:
-        what = 'bit %d of the byte at offset %d (seed %d)' % (bit, off, SEED)
-        assert outcomes[what] != 'unharmed', (what, outcomes)
+    chosen = len(chosen_offsets(base))
+    assert all(o != 'unharmed' for o in list(outcomes.values())[:chosen]), outcomes
 
 
 # -- not a database ------------------------------------------------------------

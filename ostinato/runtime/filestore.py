@@ -378,14 +378,20 @@ class CheckedFileStorage(FileStorage):
                 self._commits.note(self._inode, self._pos, self._ltid)
 
     # ZODB calls this once the file is open (and locked, when writable) and
-    # before it reads the file: the place to look at the end first.
+    # before it reads the transactions after what its index covers -- which,
+    # opened for writing, it would cut at the first bad one, wherever that is:
+    # the place to look first.
     def _restore_index(self):
         index_ok = self._commits.index_matches(self.__name__ + '.index')
         if index_ok is False:
             self.notes.append('the index %s.index is not the one saved last (it is damaged, '
                               'or an older one): it is rebuilt from the file'
                               % self.__name__)
-        report = examine_end(self._file, self.__name__, self._commits,
+            restored = None
+        else:
+            restored = super()._restore_index()     # (index, its end, its last tid) or None
+        start, ltid = (restored[1], restored[2]) if restored else (4, z64)
+        report = examine_end(self._file, self.__name__, self._commits, start, ltid,
                              use_index=index_ok is not False)
         if report.damaged:
             self.end_report = report
@@ -401,11 +407,7 @@ class CheckedFileStorage(FileStorage):
                     n += 1
                 report.kept_in = '%s.tr%d' % (self.__name__, n)
                 _truncate(self._file, self.__name__, report.good_end)
-                self._clear_index()
-                return None
-        if index_ok is False:
-            return None
-        return super()._restore_index()
+        return restored
 
     def _save_index(self):
         super()._save_index()
@@ -505,80 +507,74 @@ def _committed_tid_ending_at(f, end):
 
 def _walk(f, path, start, ltid, size):
     """Check whole transactions from `start` (a known boundary) with ZODB's
-    fstest; returns (end of the last whole committed one, its id)."""
+    fstest, as far as they go; returns (the end of the last whole committed
+    one, its id, why the next one is not, or None at the end of the file)."""
     from ZODB.scripts import fstest
-    pos = start
+    pos, why = start, None
     while pos < size:
         f.seek(pos)
         try:
             nxt, tid = fstest.check_trec(path, f, pos, ltid, size)
         except (fstest.FormatError, CorruptedError, struct.error, ValueError, OverflowError,
-                OSError):
+                OSError) as e:
+            why = str(e)
+            if why.startswith(path + ' '):
+                why = why[len(path) + 1:]
             break
         if nxt is None:
             break
         pos, ltid = nxt, tid
-    return pos, (ltid if ltid != z64 else None)
+    return pos, (ltid if ltid != z64 else None), why
 
 
-def examine_end(f, path, commits, use_index=True):
-    """An EndReport of the open FileStorage file `f` (see the module doc).
+def examine_end(f, path, commits, start=4, ltid=z64, use_index=True):
+    """An EndReport of the open FileStorage file `f` (see the module doc):
+    every transaction from `start` on (where ZODB's index ends: a boundary
+    it checked, whose transaction is `ltid`) is walked, then the end is
+    compared with what the record of commits and the index say.
     use_index: whether PATH.index may witness the file's length."""
-    # The record of commits is read before the file's length: it is written
-    # after the file, so what it says is in the file already, even while
-    # another process writes.
+    # The record of commits is read (when `commits` was made) before the
+    # file's length: it is written after the file, so what it says is in the
+    # file already, even while another process writes.
     f.seek(0, 2)
     size = f.tell()
-    ino = os.fstat(f.fileno()).st_ino
-    ring = commits.of_file(ino)
+    ring = commits.of_file(os.fstat(f.fileno()).st_ino)
     # ZODB's index witnesses the length only where the record of commits
-    # cannot: it is older, and it is not checked.
+    # cannot: it is older, and unchecked.
     iend = index_end(path) if use_index and not ring else None
     report = EndReport(path, size)
     if size <= 4:
         report.good_end = 4
+    elif start >= size:
+        report.good_end, report.last_tid = size, (ltid if ltid != z64 else None)
     else:
-        tid = _committed_tid_ending_at(f, size)
-        if tid is not None:
-            report.last_tid = tid
-        else:
-            # Not clean: walk from the newest boundary known good.
-            start, ltid = 4, z64
-            for _, _, end, rtid in reversed(ring):
-                if end <= size and _committed_tid_ending_at(f, end) == rtid:
-                    start, ltid = end, rtid
-                    break
-            else:
-                if iend is not None and iend <= size:
-                    itid = _committed_tid_ending_at(f, iend)
-                    if itid is not None:
-                        start, ltid = iend, itid
-            report.good_end, report.last_tid = _walk(f, path, start, ltid, size)
-            _judge_tail(f, report)
+        report.good_end, report.last_tid, why = _walk(f, path, start, ltid, size)
+        if report.good_end < size:
+            _judge_rest(f, report, why)
     _compare(f, report, ring, iend)
     return report
 
 
-def _judge_tail(f, report):
+def _judge_rest(f, report, why):
     """The bytes after the last whole committed transaction: an uncommitted
-    transaction left by a crash (fine: ZODB drops it), or damage."""
+    transaction that ends the file, left by a crash in the middle of a
+    commit (no damage: ZODB drops it), or damage."""
     at = report.good_end
+    rest = report.size - at
     f.seek(at)
     h = f.read(TRANS_HDR_LEN)
-    rest = report.size - at
-    if len(h) <= STATUS_AT or h[STATUS_AT:STATUS_AT + 1] == b'c':
+    tl = int.from_bytes(h[8:16], 'big') if len(h) >= 16 else 0
+    if len(h) <= STATUS_AT or (h[STATUS_AT:STATUS_AT + 1] == b'c' and at + tl + 8 >= report.size):
         report.debris = rest
         return
-    status = h[STATUS_AT:STATUS_AT + 1]
-    tl = int.from_bytes(h[8:16], 'big') if len(h) >= 16 else 0
-    if status in (b' ', b'p', b'u') and len(h) == TRANS_HDR_LEN and at + tl + 8 > report.size:
-        report.damaged = ('the committed transaction at offset %s is cut short (%s of its %s '
-                          'are left)' % ('{:,}'.format(at), '{:,}'.format(rest),
-                                         plural(tl + 8, 'byte')))
-    else:
-        report.damaged = ('the %s from offset %s are not a whole transaction (a damaged record)'
-                          % (plural(rest, 'byte'), '{:,}'.format(at)))
     report.lost_bytes = rest
+    if len(h) == TRANS_HDR_LEN and at + tl + 8 > report.size:
+        report.damaged = ('the transaction record at offset %s is cut short or damaged: it says '
+                          'it is %s long, and %s are left' % (
+                              '{:,}'.format(at), plural(tl + 8, 'byte'), '{:,}'.format(rest)))
+    else:
+        report.damaged = 'the transaction record at offset %s is damaged (%s)' % (
+            '{:,}'.format(at), why or 'it is not whole')
 
 
 def _compare(f, report, ring, iend):
@@ -603,12 +599,17 @@ def _compare(f, report, ring, iend):
         known_end = iend
         witness = (' (so says its index %s.index, saved then; if the index is what is '
                    'damaged, delete it: ZODB rebuilds it)' % report.path)
-    if known_end > report.good_end:
+    if known_end > max(report.size, report.good_end):
+        # Bytes are missing at the end, not only unreadable.
         report.lost_bytes = known_end - report.good_end
-        if not report.damaged:
-            report.damaged = ('it ends at offset %s, but it held %s when it was last used%s'
-                              % ('{:,}'.format(report.size), plural(known_end, 'byte'),
-                                 witness))
+        cut = ('it ends at offset %s, but it held %s when it was last used%s'
+               % ('{:,}'.format(report.size), plural(known_end, 'byte'), witness))
+        report.damaged = cut + ('; ' + report.damaged if report.damaged else '')
+    elif known_end > report.good_end:
+        report.lost_bytes = max(report.lost_bytes, known_end - report.good_end)
+        report.damaged = report.damaged or (
+            'its last %s are not a whole committed transaction' % plural(
+                report.size - report.good_end, 'byte'))
 
 
 # -- the thorough check -------------------------------------------------------

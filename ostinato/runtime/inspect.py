@@ -399,7 +399,9 @@ def world_info(world):
 def storage_info(storage, address):
     """(label, text) pairs about a storage: path, size, objects, transactions."""
     rows = []
-    name = type(storage).__name__
+    # ZODB's storage class (ours only add checks to FileStorage).
+    name = next((c.__name__ for c in type(storage).__mro__
+                 if c.__module__.split('.')[0] in ('ZODB', 'ZEO')), type(storage).__name__)
     path = getattr(storage, '_file_name', None)
     rows.append(('storage', '%s %s' % (name, path or address or '(in memory)')))
     size = None
