@@ -1,32 +1,35 @@
 """FileStorage files: opening one safely, and checking one through.
 
-ZODB's FileStorage repairs the end of its file on its own when it opens it
-for writing: a transaction cut short, or bytes that are no transaction, are
-moved to PATH.trN and the file goes on from the last whole transaction,
-saying so only in its log.  That is right after a crash in the middle of a
-commit (that transaction was never committed: its status byte still says
-"checkpoint") and wrong when committed data is gone -- a truncated copy, a
-damaged disk, a flipped byte in the last record: going on from an older state
+ZODB's FileStorage repairs its file on its own when it opens it for
+writing: reading the transactions its index does not cover (all of them
+without an index), it cuts the file at the first one that is not whole and
+committed -- moved to PATH.trN, said only in its log -- and goes on from
+there.  That is right after a crash in the middle of a commit (that
+transaction was never committed: its status byte still says "checkpoint"),
+and wrong when committed data is gone or damaged -- a truncated copy, a bad
+disk, a flipped byte in a transaction header: going on from an older state
 silently redoes work whose effects (printed lines, sent messages) happened.
 And a file cut at a transaction boundary looks whole to ZODB.
 
-So every open looks at the end of the file first, cheaply, and compares it
-with what the file is known to have held:
-- the last transaction must be whole and committed: its header and its
-  redundant length agree (the check ZODB makes of its index, `_check_sanity`);
+So every open first walks what ZODB is about to read, with ZODB's own
+record checks (`fstest`): nothing after a clean stop (the index covers the
+file), the transactions since the last clean stop after a crash, all of
+them only without an index.  Then it compares the end with what the file is
+known to have held:
 - `PATH.commits` (ours) records where each of the last RING commits ended
   and its transaction id, written after the commit -- the way PostgreSQL's
-  pg_control records its last checkpoint, so a database that lost its end
-  is noticed at start instead of used;
-- `PATH.index` (ZODB's index, saved at each clean close) records the file's
-  length then.
-When the end is not a whole committed transaction (and not just an
-uncommitted one left by a crash), or the file ends before what these record,
-the open is refused with what was lost (`DamagedDatabase`), unless the
-operator accepts going on from the last good transaction (the cut-off bytes
-are kept in PATH.trN by ZODB's own truncation).  A file is read as a whole
-only when the end is not clean: then the transactions after the last one
-known good are walked with ZODB's `fstest` record checks.
+  pg_control records its last checkpoint -- so a file that lost whole
+  transactions at its end is noticed at start instead of used;
+- `PATH.index` (ZODB's index, saved at each clean close) records the
+  file's length then; it speaks only where PATH.commits cannot.
+When what ZODB would read is not whole committed transactions (other than
+one uncommitted transaction at the very end, left by a crash), or the file
+ends before what these record, the open is refused with what was lost
+(`DamagedDatabase`), unless the operator accepts going on from the last
+good transaction (the cut-off bytes are kept in PATH.trN, by ZODB's own
+truncation).  PATH.commits also keeps the size and CRC of the index ZODB
+saved last: ZODB checks only an index's last entries, and a damaged one
+sends reads to wrong records of a sound file, so another one is rebuilt.
 
 Damage in the middle of the file is found when a record is read, or by
 `verify`, the thorough check (`ostinato db verify`): every transaction and

@@ -102,7 +102,12 @@ class Server:
             except BaseException:
                 storage.close()
                 raise
-            self.store = Store('zeo:' + self.zeo.path)
+            try:
+                self.store = Store('zeo:' + self.zeo.path)
+            except BaseException:       # e.g. the world's record is damaged
+                self.zeo.close()
+                storage.close()
+                raise
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self.worker = worker

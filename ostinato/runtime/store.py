@@ -28,8 +28,6 @@ from .world import SCHEMA_VERSION, World
 
 ROOT_KEY = 'ostinato'
 
-__all__ = ['DamagedDatabase', 'Store', 'StoreError', 'open_storage']
-
 
 def default_db_path():
     return os.environ.get('OSTINATO_DB') or 'ostinato.fs'
