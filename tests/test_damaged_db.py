@@ -373,3 +373,93 @@ def test_what_is_no_database_is_one_line(tmp_path, kind):
     assert sorted(os.listdir(tmp_path)) == before
     if kind == 'text file':
         assert target.read_bytes() == b'my notes\nabout things\n'
+
+
+def flip(path, off, mask=0x10):
+    with open(path, 'r+b') as f:
+        f.seek(off)
+        b = f.read(1)[0]
+        f.seek(off)
+        f.write(bytes([b ^ mask]))
+
+
+def current_record(path, oid):
+    """The offset of the pickle of object `oid`'s current record."""
+    from ZODB.FileStorage import FileStorage
+    from ZODB.utils import p64
+    fs = FileStorage(str(path), read_only=True)
+    try:
+        return fs._index[p64(oid)] + 42       # after the data record header
+    finally:
+        fs.close()
+
+
+def test_serve_reports_a_damaged_record_in_one_line(stopped_pipeline):
+    """Under serve the record is read by the ZEO server in the same process
+    and the failure reaches the scheduler's connection as ZEO's
+    ServerException: still one line, naming the file, and exit 74."""
+    folder, _ = stopped_pipeline
+    db = copy_db(folder, 'served')
+    flip(db, current_record(db, 1) + 20)        # the world
+    r = ost('serve', '--db', db, cwd=folder)
+    no_traceback(r)
+    assert r.returncode == EXIT_DAMAGED, r.stderr
+    lines = [l for l in r.stderr.splitlines() if 'serving' not in l]
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith('ostinato: the database %s is damaged: object 0x01 (World; '
+                               'its current record at offset' % db), r.stderr
+    assert 'fails its checksum' in lines[0] and 'backup' in lines[0], r.stderr
+    assert not os.path.exists(str(db) + '.sock')
+
+
+def test_a_damaged_index_is_rebuilt_not_used(stopped_pipeline):
+    """ZODB checks only the last entries of its index: one damaged in the
+    middle would send reads to wrong records of a sound file."""
+    folder, expected = stopped_pipeline
+    db = copy_db(folder, 'index')
+    shutil.copy(folder / 'base.fs.commits', str(db) + '.commits')   # knows the index's CRC
+    flip(str(db) + '.index', os.path.getsize(str(db) + '.index') // 2)
+    r = ost('run', '--db', db, 'pipeline.ost', cwd=folder)
+    no_traceback(r)
+    assert r.returncode == 0 and r.stdout == expected, r.stderr
+    assert r.stderr == ('ostinato: the index %s.index is not the one saved last (it is damaged, '
+                        'or an older one): it is rebuilt from the file\n' % db), r.stderr
+
+
+def test_records_are_sealed_and_plain_zodb_still_reads_them(tmp_path):
+    """The checksum after each pickle is invisible to every ZODB reader (an
+    older Ostinato, ZODB's scripts); a changed byte is caught on load."""
+    import ZODB
+    import transaction
+    from persistent.mapping import PersistentMapping
+    from ZODB.FileStorage import FileStorage
+
+    from ostinato.runtime.store import DamagedDatabase, Store
+    db = tmp_path / 'db.fs'
+    store = Store(str(db))
+    try:
+        store.conn.root()['box'] = PersistentMapping(text='hello, world')
+        store.commit()
+    finally:
+        store.close()
+    plain = ZODB.DB(FileStorage(str(db), read_only=True))
+    try:
+        conn = plain.open(transaction.TransactionManager())
+        assert conn.root()['box']['text'] == 'hello, world'
+        box = conn.root()['box']._p_oid
+        conn.close()
+    finally:
+        plain.close()
+    with open(db, 'rb') as f:
+        data = f.read()
+    at = data.rindex(b'hello, world')
+    assert data[at:].index(b'OCRC') < 40           # the seal right after the pickle
+    flip(db, at, 0x01)                             # 'hello' -> 'iello': still a valid pickle
+    store = Store(str(db))
+    try:
+        with pytest.raises(DamagedDatabase) as e:
+            store.conn.root()['box']['text']
+        assert 'object %s' % ('0x%02x' % int.from_bytes(box, 'big')) in str(e.value)
+        assert 'fails its checksum' in str(e.value)
+    finally:
+        store.close()

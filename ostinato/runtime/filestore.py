@@ -445,29 +445,31 @@ class CheckedFileStorage(FileStorage):
 
     def load(self, oid, version=''):
         data, tid = super().load(oid, version)
-        return self._unseal(oid, data, tid), tid
+        return self._unseal(oid, data, tid, current=True), tid
 
     def loadBefore(self, oid, tid):
         found = super().loadBefore(oid, tid)
         if found is None:
             return None
         data, start, end = found
-        return self._unseal(oid, data, start), start, end
+        return self._unseal(oid, data, start, current=end is None), start, end
 
     def loadSerial(self, oid, serial):
         return self._unseal(oid, super().loadSerial(oid, serial), serial)
 
-    def _unseal(self, oid, data, tid):
+    def _unseal(self, oid, data, tid, current=False):
         from ZODB.utils import oid_repr
         try:
             return unseal(data)
         except ValueError as e:
-            try:
-                where = 'current record at offset {:,}, '.format(self._lookup_pos(oid))
-            except Exception:
-                where = ''
-            raise DamagedRecord(oid_repr(oid), where + 'of the transaction of ' + when(tid),
-                                str(e)) from None
+            where = 'the record of the transaction of %s' % when(tid)
+            if current:
+                try:
+                    where = 'its current record at offset {:,}, of the transaction of %s'.format(
+                        self._lookup_pos(oid)) % when(tid)
+                except Exception:
+                    pass
+            raise DamagedRecord(oid_repr(oid), where, str(e)) from None
 
     def _finish(self, tid, u, d, e):
         super()._finish(tid, u, d, e)
