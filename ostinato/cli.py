@@ -5,22 +5,55 @@ runtime error in the main task (or an internal error), 2 bad usage (also a
 --db that is a folder or no database), 69 a service cannot go on, 74 the
 database is damaged (its end is missing or a record cannot be read:
 runtime/filestore.py), 130 interrupted.
+
+Modules are imported inside the commands, so `ostinato --help` and
+`ostinato check` start fast.
 """
 from __future__ import annotations
 
-import functools
-import logging
 import os
 import sys
 import traceback
 
 import click
 
-from .runtime.filestore import EXIT_DAMAGED, DamagedDatabase, DamagedRecord
-
+EXIT_USAGE = 2
 EXIT_SYNTAX = 65
 EXIT_RUNTIME = 70
 EXIT_UNAVAILABLE = 69     # a service cannot go on (Telegram: token rejected, another poller)
+EXIT_DAMAGED = 74         # the database is damaged (runtime/filestore.py)
+
+ENVIRONMENT = """\
+\b
+Environment:
+  OSTINATO_DB            the database (default ostinato.fs), as --db
+  OSTINATO_LLM           the model backend: auto, ollama, openai, embedded,
+                         scripted (default auto), as --llm
+  OSTINATO_MODEL         the model's name, as --model
+  OLLAMA_HOST            where Ollama answers (default http://127.0.0.1:11434)
+  OSTINATO_OPENAI_URL    an OpenAI-compatible server, for --llm openai
+  OSTINATO_OPENAI_KEY    its API key, when it needs one
+  OSTINATO_LLM_SCRIPT    the replies of --llm scripted (a JSON file)
+  OSTINATO_LLM_SERVERS   several model servers, comma-separated, as --llm-server
+  OSTINATO_LLM_TIMEOUT   seconds to wait for one model reply (default 300)
+  OSTINATO_LOG           the operator's log file, as --log
+  OSTINATO_PATH          more folders to import modules from, ':'-separated
+  TELEGRAM_BOT_TOKEN     the bot's token, for --telegram (never stored or logged)
+  TELEGRAM_ALLOWED_USERS the Telegram user ids allowed to talk to the bot
+  TELEGRAM_API_URL       another Bot API server
+  NO_COLOR               no colour, even on a terminal
+"""
+
+
+def _examples(*lines):
+    """An epilog of examples, kept as written (click's \\b)."""
+    return '\b\nExamples:\n' + '\n'.join('  ' + line for line in lines)
+
+
+def fail(message, status=EXIT_USAGE):
+    """One line `ostinato: MESSAGE` on standard error, and exit."""
+    click.echo('ostinato: %s' % message, err=True)
+    sys.exit(status)
 
 
 def _syntax_error_exit(e):
@@ -29,23 +62,14 @@ def _syntax_error_exit(e):
     sys.exit(EXIT_SYNTAX)
 
 
-class _OneLine(logging.Handler):
-    """ZODB's and ZEO's log records as one line each on stderr, without the
-    Python traceback that `logger.exception` attaches."""
-
-    def emit(self, record):
-        if record.funcName == 'panic':
-            return      # ZODB raises right after: the command reports it as damage
-        exc = record.exc_info[1] if record.exc_info else None
-        if isinstance(exc, DamagedRecord):
-            return      # the serve process's ZEO server: its client reports it
-        try:
-            text = record.getMessage()
-        except Exception:
-            text = str(record.msg)
-        if exc is not None:
-            text += ' (%s: %s)' % (type(exc).__name__, ' '.join(str(exc).split())[:200])
-        sys.stderr.write('ostinato: %s: %s\n' % (record.name, ' '.join(text.split())))
+def _source_file(path):
+    """A program file to read: one style of message for every command when
+    it is not there."""
+    if os.path.isdir(path):
+        fail('%s is a folder, not a program file' % path)
+    if not os.path.isfile(path):
+        fail('no such file: %s' % path)
+    return path
 
 
 def _quiet_storage_logs():
@@ -54,7 +78,27 @@ def _quiet_storage_logs():
     # also warns about is checked and reported by runtime/filestore.py.
     # ZEO logs every client that disconnects; a REPL leaving is normal.  A
     # record that cannot be loaded is reported by the store as damage.
-    handler = _OneLine()
+    import logging
+
+    class OneLine(logging.Handler):
+        """A record as one line, without the Python traceback that
+        `logger.exception` attaches."""
+
+        def emit(self, record):
+            if record.funcName == 'panic':
+                return      # ZODB raises right after: the command reports it as damage
+            exc = record.exc_info[1] if record.exc_info else None
+            if type(exc).__name__ == 'DamagedRecord':
+                return      # the serve process's ZEO server: its client reports it
+            try:
+                text = record.getMessage()
+            except Exception:
+                text = str(record.msg)
+            if exc is not None:
+                text += ' (%s: %s)' % (type(exc).__name__, ' '.join(str(exc).split())[:200])
+            sys.stderr.write('ostinato: %s: %s\n' % (record.name, ' '.join(text.split())))
+
+    handler = OneLine()
     for name, level in (('ZODB', logging.ERROR), ('ZEO', logging.ERROR),
                         ('ZODB.Connection', logging.CRITICAL + 1),
                         ('ZODB.serialize', logging.CRITICAL + 1)):
@@ -64,60 +108,109 @@ def _quiet_storage_logs():
         log.handlers[:] = [handler]
 
 
-def _damage_exits(command):
-    """A damaged database ends any command the same way: its one report on
-    stderr and exit 74, never a Python traceback."""
-    @functools.wraps(command)
-    def wrapper(*args, **kw):
+class Commands(click.Group):
+    """The commands in the order they are defined (the order a newcomer
+    meets them), not alphabetically.
+
+    A damaged database ends any command the same way: its report on stderr
+    and exit 74, never a Python traceback (DamagedDatabase is a
+    BaseException, which click does not catch)."""
+
+    def list_commands(self, ctx):
+        return list(self.commands)
+
+    def invoke(self, ctx):
         try:
-            return command(*args, **kw)
-        except DamagedDatabase as e:
+            return super().invoke(ctx)
+        except BaseException as e:
+            filestore = sys.modules.get('ostinato.runtime.filestore')
+            if filestore is None or not isinstance(e, filestore.DamagedDatabase):
+                raise
             sys.stderr.write('ostinato: %s\n' % str(e).replace('\n', '\nostinato: '))
             sys.exit(EXIT_DAMAGED)
-    return wrapper
 
 
-@click.group(context_settings={'help_option_names': ['-h', '--help']})
+@click.group(cls=Commands, invoke_without_command=True, epilog=ENVIRONMENT,
+             context_settings={'help_option_names': ['-h', '--help'], 'max_content_width': 100})
 @click.version_option(package_name='ostinato')
-def main():
-    """Ostinato: skills are durable programs; the model is a leaf."""
+@click.pass_context
+def main(ctx):
+    """Ostinato: skills are durable programs; the model is a leaf.
+
+    Start with `ostinato run skills/diet.ost` (a dialogue on the console),
+    `ostinato new skill NAME` (your own skill) or `ostinato doctor` (what
+    this machine gives Ostinato)."""
     _quiet_storage_logs()
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
+        ctx.exit(0)
 
 
-def _db_options(f):
-    f = click.option('--db', 'db', envvar='OSTINATO_DB', default='ostinato.fs',
-                     show_default=True, help='database file (env OSTINATO_DB)')(f)
-    f = click.option('--memory', is_flag=True, help='use a throw-away in-memory database')(f)
-    return f
+# ------------------------------------------------------------------ options
+
+def _options(*decorators):
+    """Apply option decorators so that --help lists them in the order given."""
+    def apply(f):
+        for d in reversed(decorators):
+            f = d(f)
+        return f
+    return apply
 
 
-def _accept_option(f):
-    return click.option(
-        '--accept-truncation', 'accept_truncation', is_flag=True,
-        help='open a database whose end is missing or damaged anyway, going on '
-             'from its last good transaction (the cut-off bytes are kept in DB.trN; '
-             'the work done after it is done again)')(f)
+def _db_option(help_text='the database file (env OSTINATO_DB)'):
+    return click.option('--db', 'db', envvar='OSTINATO_DB', default='ostinato.fs',
+                        show_default=True, metavar='PATH', help=help_text)
 
 
-def _llm_options(f):
-    f = click.option('--llm', 'llm', default=None,
-                     type=click.Choice(['auto', 'ollama', 'openai', 'embedded', 'scripted']),
-                     help='model backend (env OSTINATO_LLM; default auto)')(f)
-    f = click.option('--model', 'model', default=None, help='model name (env OSTINATO_MODEL)')(f)
-    f = click.option('--llm-parallel', 'llm_parallel', default=1, show_default=True,
-                     type=click.IntRange(1, 64),
-                     help='LLM requests performed at once (per server)')(f)
-    f = click.option('--llm-server', 'llm_servers', multiple=True, metavar='URL',
-                     help='a model server (Ollama, or OpenAI-compatible with --llm openai); '
-                          'repeat it to share the requests among several '
-                          '(env OSTINATO_LLM_SERVERS, comma-separated)')(f)
-    return f
+_accept_option = click.option(
+    '--accept-truncation', 'accept_truncation', is_flag=True,
+    help='open a database whose end is missing or damaged anyway, going on from its '
+         'last good transaction (the cut-off bytes are kept in DB.trN; the work done '
+         'after it is done again)')
+
+_memory_option = click.option('--memory', is_flag=True,
+                              help='a throw-away database in memory instead')
+_db_options = _options(_db_option(), _memory_option)
+_json_option = click.option('--json', 'as_json', is_flag=True, help='JSON for programs')
+
+_llm_options = _options(
+    click.option('--llm', 'llm', default=None, metavar='BACKEND',
+                 type=click.Choice(['auto', 'ollama', 'openai', 'embedded', 'scripted']),
+                 help='the model backend: auto, ollama, openai, embedded or scripted '
+                      '(env OSTINATO_LLM; default auto: Ollama if it answers, else the '
+                      'embedded model)'),
+    click.option('--model', 'model', default=None, metavar='NAME',
+                 help='the model (env OSTINATO_MODEL; Ollama: llama3.2)'),
+    click.option('--llm-server', 'llm_servers', multiple=True, metavar='URL',
+                 help='a model server (Ollama, or OpenAI-compatible with --llm openai); '
+                      'repeat it to share the requests among several '
+                      '(env OSTINATO_LLM_SERVERS, comma-separated)'),
+    click.option('--llm-parallel', 'llm_parallel', default=1, show_default=True, metavar='N',
+                 type=click.IntRange(1, 64), help='model requests at once, per server'),
+)
+
+_telegram_option = click.option(
+    '--telegram', is_flag=True,
+    help='also talk on Telegram (env TELEGRAM_BOT_TOKEN, TELEGRAM_ALLOWED_USERS, '
+         'TELEGRAM_API_URL)')
+
+def _turn_limit_option(f):
+    def set_limit(ctx, param, value):
+        if value is not None:
+            from .runtime.scheduler import Scheduler
+            Scheduler.TURN_LIMIT = value
+        return value
+    return click.option('--turn-limit', type=click.FloatRange(min=0.1), default=None,
+                        metavar='SECONDS', expose_value=False, callback=set_limit,
+                        envvar='OSTINATO_TURN_LIMIT',
+                        help='how long a task may run without waiting before it gets an '
+                             'Error (env OSTINATO_TURN_LIMIT)  [default: 30]')(f)
 
 
-def _telegram_option(f):
-    return click.option('--telegram', is_flag=True,
-                        help='also talk on Telegram (env TELEGRAM_BOT_TOKEN, '
-                             'TELEGRAM_ALLOWED_USERS, TELEGRAM_API_URL)')(f)
+_log_option = click.option(
+    '--log', 'log_path', envvar='OSTINATO_LOG', default=None, metavar='FILE',
+    help="the operator's log: reports of failed dialogues (env OSTINATO_LOG; default: "
+         "standard error, or DB.log while you chat on the terminal)")
 
 
 def _telegram_channel(enabled):
@@ -130,84 +223,205 @@ def _telegram_channel(enabled):
     try:
         return [TelegramChannel(TelegramConfig.from_env())]
     except TelegramError as e:
-        click.echo('ostinato: %s' % e, err=True)
-        sys.exit(2)
+        fail(str(e))
 
+
+def _web_option(f):
+    return click.option('--web', 'web', default=None, metavar='[HOST:]PORT',
+                        help='also serve the web page (chat and inspector) on HOST:PORT; '
+                             '--web alone: 127.0.0.1:8765')(f)
+
+
+class _WebCommand(click.Command):
+    """`--web` may stand alone (`serve --web skills/diet.ost`): when the word
+    after it is not [HOST:]PORT, it is the default address."""
+
+    def parse_args(self, ctx, args):
+        from .effects.web import DEFAULT_ADDRESS, looks_like_address
+        args = list(args)
+        for i, a in enumerate(args):
+            if a == '--':
+                break
+            if a == '--web' and (i + 1 == len(args) or args[i + 1].startswith('-')
+                                 or not looks_like_address(args[i + 1])):
+                args[i] = '--web=' + DEFAULT_ADDRESS
+        return super().parse_args(ctx, args)
+
+
+def _web_channel(address):
+    """The web channel when --web was given; an address that cannot be
+    listened on ends the command with exit 2."""
+    if address is None:
+        return []
+    from .effects.web import WebChannel, WebError
+    try:
+        return [WebChannel(address)]
+    except WebError as e:
+        fail(str(e))
+
+
+# ------------------------------------------------------------------ signals
 
 def _stop_on_signals():
     """Ctrl-C or SIGTERM stops the run between two turns, after the services
-    have finished what is in flight; a second one stops at once (the turn in
-    progress is not committed, so even that leaves the database consistent)."""
+    have finished what is in flight (a model reply on its way is waited for
+    and kept); it says so at once.  A second one stops at once: the turn in
+    progress is not committed, so even that leaves the database consistent."""
     import signal
-    from .runtime.scheduler import request_stop
+    from .runtime.scheduler import interrupt, request_stop
 
     def stop(signum, frame):
         if not request_stop():
-            raise KeyboardInterrupt
+            interrupt()
+            return
+        again = 'Ctrl-C' if signum == signal.SIGINT else 'the signal'
+        # os.write, not sys.stderr: the signal may interrupt a write to it.
+        _say('ostinato: stopping after this step (%s again to stop now)' % again)
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
 
 
-def _llm_service(llm, model, parallel, worker, spinner=False, servers=()):
-    """The LLM worker; the backend is chosen when the first request comes.
-    With several servers each gets `parallel` requests at a time."""
-    from .effects.llm import LLMClient, LLMConfig
-    from .effects.llm.config import parse_ollama_host
-    from .effects.llm_queue import LLMService
+def _say(text):
+    """One line on stderr from a signal handler; on a terminal it replaces
+    what the line showed (the `^C`, a prompt, the model spinner)."""
+    from .runtime.terminal import isatty
+    lead = '\r\x1b[K' if isatty(sys.stderr) else ''
+    try:
+        os.write(2, (lead + text + '\n').encode('utf-8', 'replace'))
+    except OSError:
+        pass
+
+
+def _exit(status, services):
+    """Exit with `status`.  A model request still in flight (a stop that did
+    not wait for it) holds a worker thread that Python would wait for at
+    exit; the database is closed and the request stays in its queue, so the
+    process ends without waiting."""
+    if any(getattr(s, 'inflight', None) for s in services):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    sys.exit(status)
+
+
+# ------------------------------------------------------------------ the model
+
+def _llm_choice(llm, servers):
+    """The backend (flag, else OSTINATO_LLM, else auto) and the server list."""
     servers = [u for u in servers if u.strip()] or \
         [u for u in os.environ.get('OSTINATO_LLM_SERVERS', '').replace(',', ' ').split()]
     backend = (llm or os.environ.get('OSTINATO_LLM') or 'auto').strip().lower()
     if servers and backend not in ('auto', 'ollama', 'openai'):
-        click.echo('ostinato: --llm-server is for the ollama and openai backends, not %s'
-                   % backend, err=True)
-        sys.exit(2)
+        fail('--llm-server is for the ollama and openai backends, not %s' % backend)
+    return backend, servers
+
+
+def _llm_config(llm, model, url=None):
+    from .effects.llm import LLMConfig
+    from .effects.llm.config import parse_ollama_host
+    config = LLMConfig.from_env(backend=llm, model=model)
+    if url is not None:
+        if config.backend == 'openai':
+            config.openai_url = url
+        else:
+            config.ollama_host = parse_ollama_host(url)
+    return config
+
+
+def _check_model(llm, model, servers, waits):
+    """Check the chosen backend before anything runs: a mistake is one line
+    and exit 2.  A server that does not answer: with `waits` (serve, or run
+    with a person at the terminal) say so once and go on, the questions
+    wait for it; else (run in a script) that is an error too."""
+    from .effects.llm import LLMError
+    from .effects.llm.check import check
+    backend, servers = _llm_choice(llm, servers)
+    try:
+        for url in servers or [None]:
+            note = check(_llm_config(backend, model, url))
+            if note is None:
+                continue
+            if not waits:
+                fail(note)
+            click.echo('ostinato: %s; the questions for the model wait until it answers%s'
+                       % (note, ' (Ctrl-C to stop)' if sys.stdin.isatty() else ''), err=True)
+    except LLMError as e:
+        fail(str(e)[len('llm: '):] if str(e).startswith('llm: ') else str(e))
+    return backend, servers
+
+
+def _llm_service(backend, model, parallel, worker, spinner=False, servers=()):
+    """The LLM worker; the backend is resolved when the first request comes.
+    With several servers each gets `parallel` requests at a time."""
+    from .effects.llm import LLMClient
+    from .effects.llm_queue import LLMService
 
     def maker(url=None):
-        def make_client():
-            config = LLMConfig.from_env(backend=llm, model=model)
-            if url is not None:
-                if config.backend == 'openai':
-                    config.openai_url = url
-                else:
-                    config.ollama_host = parse_ollama_host(url)
-            return LLMClient(config)
-        return make_client
+        return lambda: LLMClient(_llm_config(backend, model, url))
     makers = [maker(u.strip()) for u in servers] or [maker()]
     return LLMService(makers, parallel, worker=worker, spinner=spinner)
 
 
-@main.command()
-@click.argument('file', type=click.Path(dir_okay=False))
+def _operator_log(log_path, db, memory, console, world):
+    """Where `run` puts the reports of failed dialogues: --log FILE; else,
+    while a person chats on this terminal, DB.log beside the database (the
+    chat shows only the bot's friendly words and a pointer there); else
+    standard error, as the language reports uncaught errors."""
+    from .runtime.oplog import OperatorLog
+    from .runtime.terminal import isatty
+    if log_path:
+        return OperatorLog(path=log_path)
+    if console.terminal and isatty(sys.stderr):
+        from .effects.chat import channels_module
+        base = 'ostinato' if memory or db.startswith('zeo:') else os.path.splitext(db)[0]
+        return OperatorLog(path=base + '.log', notice=sys.stderr,
+                           active=lambda: channels_module(world) is not None)
+    return None
+
+
+# ------------------------------------------------------------------ run
+
+@main.command(cls=_WebCommand, epilog=_examples(
+    'ostinato run skills/diet.ost                       # chat on the console',
+    'ostinato run --llm ollama --model llama3.2 --db diet.fs skills/diet.ost'))
+@click.argument('file', type=click.Path(dir_okay=True))
 @_db_options
 @_accept_option
 @_llm_options
 @_telegram_option
-@_damage_exits
-def run(file, db, memory, accept_truncation, llm, model, llm_parallel, llm_servers, telegram):
+@_log_option
+@_turn_limit_option
+@_web_option
+def run(file, db, memory, accept_truncation, llm, model, llm_servers, llm_parallel, telegram,
+        log_path, web):
     """Run FILE until nothing can run any more.
 
-    Running it again on the same database resumes every suspended task."""
+    A skill that serves dialogues talks on the console (and on Telegram
+    with --telegram).  Stop at any point (Ctrl-D, Ctrl-C, even kill -9): the
+    same command again continues every task where it stopped."""
+    from .effects.console import ConsoleChannel
     from .runtime.runner import run_file
+    from .runtime.scheduler import ServiceStopped
     from .runtime.store import Store, StoreError
-    if not os.path.isfile(file):
-        click.echo('ostinato: no such file: %s' % file, err=True)
-        sys.exit(2)
+    _source_file(file)
+    terminal = sys.stdin.isatty() and sys.stdout.isatty()
+    backend, servers = _check_model(llm, model, llm_servers, waits=terminal)
+    channels = _telegram_channel(telegram) + _web_channel(web)
     try:
         store = Store(db, memory=memory, accept_truncation=accept_truncation)
     except StoreError as e:
-        click.echo('ostinato: %s' % e, err=True)
-        sys.exit(2)
+        fail(str(e))
     # A spinner while the model thinks, only for a person at a terminal.
-    from .effects.console import ConsoleChannel
-    from .runtime.scheduler import ServiceStopped
-    channels = _telegram_channel(telegram)
-    service = _llm_service(llm, model, llm_parallel, 'run',
+    service = _llm_service(backend, model, llm_parallel, 'run',
                            spinner=sys.stdout.isatty() and sys.stderr.isatty(),
-                           servers=llm_servers)
-    services = [service, ConsoleChannel()] + channels
+                           servers=servers)
+    console = ConsoleChannel()
+    oplog = _operator_log(log_path, db, memory, console, store.world)
+    services = [service, console] + channels
     _stop_on_signals()
     try:
-        status = run_file(file, sys.stdout, sys.stderr, store=store, services=services)
+        status = run_file(file, sys.stdout, sys.stderr, store=store, services=services,
+                          oplog=oplog)
     except KeyboardInterrupt:
         status = 130
     except ServiceStopped as e:
@@ -225,39 +439,60 @@ def run(file, db, memory, accept_truncation, llm, model, llm_parallel, llm_serve
         for s in services:
             s.close()
         store.close()
-    sys.exit(status)
+        if oplog is not None:
+            oplog.close()
+    _exit(status, services)
 
 
-@main.command()
-@click.argument('file', required=False, type=click.Path(exists=True, dir_okay=False))
-@click.option('--db', 'db', envvar='OSTINATO_DB', default='ostinato.fs', show_default=True,
-              help='database file, or zeo://HOST:PORT of a shared ZEO server (env OSTINATO_DB)')
-@click.option('--worker', default='main', show_default=True,
-              help='this worker\'s name, when several serve one database')
-@_accept_option
+# ------------------------------------------------------------------ serve
+
+@main.command(cls=_WebCommand, epilog=_examples(
+    'ostinato serve --telegram --db diet.fs skills/diet.ost',
+    'ostinato serve --db zeo:/tmp/zeo.sock --worker w2    # a second worker'))
+@click.argument('file', required=False, type=click.Path(dir_okay=True))
+@_options(
+    _db_option('the database file, or a shared ZEO server: zeo://HOST:PORT or zeo:SOCKET '
+               '(env OSTINATO_DB)'),
+    click.option('--memory', is_flag=True,
+                 help='a throw-away database in memory (nothing is kept, and repl and tasks '
+                      'cannot attach)'),
+    click.option('--worker', default='main', show_default=True, metavar='NAME',
+                 help="this worker's name, when several serve one database"),
+    _accept_option)
 @_llm_options
 @_telegram_option
-@_damage_exits
-def serve(file, db, worker, accept_truncation, llm, model, llm_parallel, llm_servers,
-          telegram):
-    """Run every task in the database until interrupted, and serve the live
-    database to `ostinato repl` and `ostinato tasks` over a local socket.
+@_log_option
+@_turn_limit_option
+@_web_option
+def serve(file, db, memory, worker, accept_truncation, llm, model, llm_servers, llm_parallel,
+          telegram, log_path, web):
+    """Run every task in the database until stopped, and share the live
+    database with `ostinato repl` and `ostinato tasks` (a local socket).
 
-    With FILE, load it first as `ostinato run` does."""
+    With FILE, load it first as `ostinato run` does.  Users reach the skills
+    through a chat channel: --telegram here, or the channel of another
+    worker on the same database.  Ctrl-C or SIGTERM stops between two steps;
+    a second one stops at once.  Either way nothing is lost."""
+    from .runtime.oplog import OperatorLog
     from .runtime.scheduler import ServiceStopped
     from .runtime.serve import Server
     from .runtime.store import StoreError
     from .syntax import OstSyntaxError
-    channels = _telegram_channel(telegram)
+    if file:
+        _source_file(file)
+    backend, servers = _check_model(llm, model, llm_servers, waits=True)
+    channels = _telegram_channel(telegram) + _web_channel(web)
+    oplog = OperatorLog(path=log_path) if log_path else OperatorLog(stream=sys.stderr)
     try:
-        server = Server(db, worker=worker, accept_truncation=accept_truncation,
-                        services=[_llm_service(llm, model, llm_parallel, worker,
-                                                  servers=llm_servers)] + channels)
+        server = Server(db, worker=worker, memory=memory, accept_truncation=accept_truncation,
+                        services=[_llm_service(backend, model, llm_parallel, worker,
+                                               servers=servers)] + channels)
     except StoreError as e:
-        click.echo('ostinato: %s' % e, err=True)
-        sys.exit(2)
+        fail(str(e))
+    server.sched.oplog = oplog
     _stop_on_signals()
     status = 0
+    where = 'memory' if memory else db
     try:
         if file:
             try:
@@ -269,42 +504,64 @@ def serve(file, db, worker, accept_truncation, llm, model, llm_parallel, llm_ser
         if server.zeo is not None:
             click.echo('ostinato: serving %s on %s' % (db, server.zeo.path), err=True)
         else:
-            click.echo('ostinato: worker %s serving %s' % (worker, db), err=True)
+            click.echo('ostinato: worker %s serving %s' % (worker, where), err=True)
+        if not channels:
+            click.echo('ostinato: no chat channel in this process (add --telegram or --web): users reach '
+                       'the skills only through another worker\'s channel', err=True)
         server.serve()
     except KeyboardInterrupt:
-        pass
+        from .runtime.runner import stopped_now
+        sys.stderr.write(stopped_now(server.sched) + '\n')
+        server.sched.abort()
     except ServiceStopped as e:
         sys.stderr.write('ostinato: %s\n' % e)
         status = EXIT_UNAVAILABLE
+    else:
+        sys.stderr.write('ostinato: stopped; the tasks wait in %s\n' % where)
     finally:
         server.sched.flush()
         server.close()
-    sys.exit(status)
+        oplog.close()
+    _exit(status, server.services)
 
 
-@main.command()
+# ------------------------------------------------------------------ repl
+
+@main.command(epilog=_examples(
+    'ostinato repl --db diet.fs',
+    "echo 'import channels; print(length(channels.threads))' | ostinato repl"))
 @_db_options
 @_accept_option
-@_damage_exits
 def repl(db, memory, accept_truncation):
-    """An interactive prompt on the live database (attaches to `serve`)."""
+    """An interactive prompt on the live database (attached to `serve`).
+
+    Every module is there; what a statement changes is committed.  Ctrl-C
+    stops a running statement and rolls it back.  Input piped in runs as a
+    script: its exit status is 65 after a syntax error, 70 after an error."""
     from .repl import Repl
     from .runtime.serve import attach, live_socket
     from .runtime.store import StoreError
     try:
         store = attach(db, memory, accept_truncation=accept_truncation)
     except StoreError as e:
-        click.echo('ostinato: %s' % e, err=True)
-        sys.exit(2)
+        fail(str(e))
     standalone = memory or not (db.startswith('zeo:') or live_socket(db))
+    # Ctrl-C stops a running statement, but never in the middle of a commit.
+    import signal
+    from .runtime.scheduler import interrupt
+    signal.signal(signal.SIGINT, lambda signum, frame: interrupt())
     try:
         if sys.stdin.isatty():
             click.echo('Ostinato %s on %s -- :help for help' % (
                 __import__('ostinato').__version__, 'memory' if memory else db))
-        Repl(store, standalone=standalone).loop()
+        status = Repl(store, standalone=standalone).loop()
     finally:
         store.close()
+    # A script piped in fails like a script; a person's session ends well.
+    sys.exit(0 if sys.stdin.isatty() else status)
 
+
+# ------------------------------------------------------------------ looking at a database
 
 def _existing_address(db):
     """Where to reach the database `db` that must exist already: the socket of
@@ -316,9 +573,7 @@ def _existing_address(db):
     if sock is not None:
         return 'zeo:' + sock
     if not os.path.exists(db):
-        click.echo('ostinato: no database at %s (give --db PATH or set OSTINATO_DB)' % db,
-                   err=True)
-        sys.exit(2)
+        fail('no database at %s (give --db PATH or set OSTINATO_DB)' % db)
     return db
 
 
@@ -340,74 +595,144 @@ def _open_for_reading(db, memory):
         return Store(address, storage=storage)
     except ReadOnlyError:
         storage.close()
-        click.echo('ostinato: %s holds no Ostinato world yet' % db, err=True)
+        fail('%s holds no Ostinato world yet' % db)
     except StoreError as e:
         if storage is not None:
             storage.close()
-        click.echo('ostinato: %s' % e, err=True)
-    except DamagedDatabase:
+        fail(str(e))
+    except Exception as e:
+        fail('cannot open the database %s: %s' % (db, e))
+    except BaseException:           # DamagedDatabase: reported by Commands
         if storage is not None:
             storage.close()
         raise
-    except Exception as e:
-        click.echo('ostinato: cannot open the database %s: %s' % (db, e), err=True)
-    sys.exit(2)
 
 
-@main.command()
-@click.argument('task_id', metavar='[ID]', required=False, type=int)
+def _echo_json(value):
+    import json
+    click.echo(json.dumps(value, ensure_ascii=False, indent=2))
+
+
+@main.command(epilog=_examples(
+    'ostinato tasks --db diet.fs 7 --json',
+    'ostinato tasks cancel 7 --db diet.fs      # or: tasks retry 7 (a parked task)'))
+@click.argument('words', metavar='[cancel|retry] [ID]', nargs=-1)
 @_db_options
-@_damage_exits
-def tasks(task_id, db, memory):
+@_json_option
+@_accept_option
+def tasks(words, db, memory, as_json, accept_truncation):
     """Every live task: state, what it waits for and since when, its goal
-    stack, and whether it runs old code.  With ID: that task's frames."""
+    stack, and whether it runs old code.  With ID: that task's frames.
+
+    `tasks cancel ID` ends a task: where it waits or runs it gets an Error
+    "cancelled by the operator" (which it may catch), and whoever waits for
+    it wakes when it ends.  `tasks retry ID` runs a parked task (one the
+    runtime stopped: state failed, e.g. past the turn limit) again from its
+    last commit.  Both work on the live database of a running serve."""
     from .runtime import inspect
+    action, task_id = _task_words(words)
+    if action is not None:
+        _act_on_task(action, task_id, db, memory, accept_truncation)
+        return
     store = _open_for_reading(db, memory)
     try:
-        if task_id is None:
-            text = inspect.tasks_text(store.world)
-        else:
-            try:
-                text = inspect.task_text(store.world, task_id)
-            except inspect.NoSuchTask as e:
-                click.echo('ostinato: %s in %s' % (e, 'memory' if memory else db), err=True)
-                sys.exit(2)
+        try:
+            if task_id is None:
+                value = [inspect.task_data(t, store.world) for t in inspect.live_tasks(store.world)] \
+                    if as_json else inspect.tasks_text(store.world)
+            else:
+                value = inspect.task_detail_data(store.world, task_id) if as_json \
+                    else inspect.task_text(store.world, task_id)
+        except inspect.NoSuchTask as e:
+            fail('%s in %s' % (e, 'memory' if memory else db))
     finally:
         store.close()
+    if as_json:
+        _echo_json(value)
+    else:
+        click.echo(value)
+
+
+def _task_words(words):
+    """(action or None, task id or None) from `tasks`'s words."""
+    words = list(words)
+    action = None
+    if words and words[0] in ('cancel', 'retry'):
+        action = words.pop(0)
+    if len(words) > 1 or (words and not words[0].isdigit()) or (action and not words):
+        fail('usage: ostinato tasks [ID] | tasks cancel ID | tasks retry ID (got: %s)'
+             % ' '.join(['tasks'] + ([action] if action else []) + words))
+    return action, int(words[0]) if words else None
+
+
+def _act_on_task(action, task_id, db, memory, accept_truncation=False):
+    from .runtime import inspect
+    from .runtime.control import act
+    from .runtime.scheduler import Scheduler
+    from .runtime.serve import attach, live_socket
+    from .runtime.store import StoreError
+    if not memory and not db.startswith('zeo:'):
+        _existing_address(db)
+    try:
+        store = attach(db, memory, accept_truncation=accept_truncation)
+    except StoreError as e:
+        fail(str(e))
+    try:
+        ok, text = act(store, Scheduler(store.world), task_id, action)
+    except inspect.NoSuchTask as e:
+        fail('%s in %s' % (e, 'memory' if memory else db))
+    finally:
+        store.close()
+    if not ok:
+        fail(text)
     click.echo(text)
+    if not memory and not db.startswith('zeo:') and live_socket(db) is None:
+        click.echo('(no serve runs on %s: it happens when `ostinato run` or `serve` next '
+                   'starts on it)' % db)
 
 
-@main.command('log')
-@click.option('--task', 'task_id', type=int, default=None, help='only this task\'s exchanges')
-@click.option('--last', type=click.IntRange(1), default=None, help='only the last N exchanges')
-@click.option('--json', 'as_json', is_flag=True, help='one JSON object per line')
+@main.command('log', epilog=_examples(
+    'ostinato log --db diet.fs --last 3',
+    'ostinato log --db diet.fs --task 7 --json'))
+@click.option('--task', 'task_id', type=int, default=None, metavar='ID',
+              help="only this task's exchanges")
+@click.option('--last', type=click.IntRange(1), default=None, metavar='N',
+              help='only the last N exchanges')
 @_db_options
-@_damage_exits
-def log_command(task_id, last, as_json, db, memory):
-    """The LLM exchanges: prompt, reply, model, timings, task and goal stack."""
+@click.option('--json', 'as_json', is_flag=True, help='one JSON object per line')
+def log_command(task_id, last, db, memory, as_json):
+    """The model exchanges: prompt, reply, model, timings, task and goal
+    stack; for a request the model failed, what it said at every attempt."""
     import json as _json
     from .effects.llm_queue import log_entries, log_text
     store = _open_for_reading(db, memory)
     try:
-        entries = log_entries(store.world, task_id, last)
+        world = store.world
+        entries = log_entries(world, task_id, last)
+        if task_id is not None and not entries and task_id not in world.tasks \
+                and not 0 < task_id < world.next_task_id:
+            fail('no task with id %s in %s' % (task_id, 'memory' if memory else db))
         if as_json:
             for e in entries:
                 click.echo(_json.dumps(e.as_dict(), ensure_ascii=False))
+        elif entries:
+            click.echo(log_text(entries))
         else:
-            click.echo(log_text(entries) if entries else 'no LLM exchanges')
+            click.echo('no LLM exchanges' + (' of task %d' % task_id if task_id else ''))
     finally:
         store.close()
 
 
-@main.group('db')
+@main.group('db', cls=Commands)
 def db_group():
     """Storage upkeep and figures."""
 
 
-@db_group.command('info')
+@db_group.command('info', epilog=_examples('ostinato db info --db diet.fs',
+                                           'ostinato db info --db diet.fs --json'))
 @_db_options
-@_damage_exits
-def db_info(db, memory):
+@_json_option
+def db_info(db, memory, as_json):
     """Storage figures: path, size, objects, transactions, schema, tasks.
 
     Also the tasks by state, the modules (and whether their files changed
@@ -418,18 +743,24 @@ def db_info(db, memory):
         where = 'memory' if memory else db
         if not memory and store.address != db:
             where = '%s (live, through %s)' % (db, store.address)
-        text = inspect.db_report(store.world, store.storage, where)
+        if as_json:
+            value = inspect.db_data(store.world, store.storage, where)
+        else:
+            text = inspect.db_report(store.world, store.storage, where)
     finally:
         store.close()
-    click.echo(text, nl=False)
+    if as_json:
+        _echo_json(value)
+    else:
+        click.echo(text, nl=False)
 
 
-@db_group.command('check')
+@db_group.command('check', epilog=_examples('ostinato db check --db diet.fs',
+                                            'ostinato db check --db diet.fs --repair'))
 @click.option('--repair', is_flag=True,
               help='queue orphaned tasks again and drop entries of ended tasks')
 @_db_options
 @_accept_option
-@_damage_exits
 def db_check(repair, db, memory, accept_truncation):
     """Check that every live task is ready, running, waiting or done.
 
@@ -444,8 +775,7 @@ def db_check(repair, db, memory, accept_truncation):
         try:
             store = Store(address, memory=memory, accept_truncation=accept_truncation)
         except StoreError as e:
-            click.echo('ostinato: %s' % e, err=True)
-            sys.exit(2)
+            fail(str(e))
     else:
         store = _open_for_reading(db, memory)
     try:
@@ -470,25 +800,26 @@ def db_check(repair, db, memory, accept_truncation):
     sys.exit(1 if problems else 0)
 
 
-@db_group.command('pack')
-@click.option('--days', type=click.FloatRange(min=0), default=0, show_default=True,
+@db_group.command('pack', epilog=_examples('ostinato db pack --db diet.fs',
+                                           'ostinato db pack --db diet.fs --days 7'))
+@click.option('--days', type=click.FloatRange(min=0), default=0, show_default=True, metavar='N',
               help='keep the revisions of the last N days')
 @_db_options
 @_accept_option
-@_damage_exits
 def db_pack(days, db, memory, accept_truncation):
-    """Prune ended tasks, then drop old revisions and unreachable objects."""
+    """Prune ended tasks, then drop old revisions and unreachable objects.
+
+    The file as it was before is kept as DB.old (FileStorage's safety copy
+    of a pack); delete it once you no longer need it."""
     from .runtime import inspect
     from .runtime.store import Store, StoreError
     address = db if memory else _existing_address(db)
     try:
         store = Store(address, memory=memory, accept_truncation=accept_truncation)
     except StoreError as e:
-        click.echo('ostinato: %s' % e, err=True)
-        sys.exit(2)
+        fail(str(e))
+    local = not memory and not address.startswith('zeo:')
     try:
-        local = not memory and not db.startswith('zeo:')
-
         def size():
             return os.path.getsize(db) if local else store.storage.getSize()
         before = size()
@@ -503,54 +834,149 @@ def db_pack(days, db, memory, accept_truncation):
         click.echo('pruned %d ended task%s' % (pruned, '' if pruned == 1 else 's'))
     click.echo('packed %s: %s -> %s' % ('memory' if memory else db, inspect.human_size(before),
                                          inspect.human_size(after)))
+    if local and os.path.exists(db + '.old'):
+        click.echo('the file as it was is kept as %s.old; delete it when you no longer need it'
+                   % db)
 
 
-@db_group.command('verify')
-@click.option('--db', 'db', envvar='OSTINATO_DB', default='ostinato.fs', show_default=True,
-              help='database file (env OSTINATO_DB)')
-@_damage_exits
+@db_group.command('verify', epilog=_examples('ostinato db verify --db diet.fs'))
+@_db_option()
 def db_verify(db):
-    """Check every record of the database file: exit 0 if no damage is
+    """Read every record of the database file: exit 0 if no damage is
     found, 74 otherwise.
 
-    Reads the whole file: its end (as every open does), every transaction
-    and data record header, and every current object, loaded, unpickled and
-    with its references resolved.  It only reads, so it may run while
-    `serve` or `run` use the file."""
+    Checks its end (as every open does), every transaction and data record
+    header, the checksum of every record, and every current object, loaded,
+    unpickled and with its references resolved.  It only reads, so it may
+    run while `serve` or `run` use the file."""
     from .runtime.filestore import verify
     from .runtime.store import StoreError
     if db.startswith('zeo:'):
-        click.echo('ostinato: db verify reads a database file; give --db the path of the '
-                   'file the ZEO server serves', err=True)
-        sys.exit(2)
+        fail('db verify reads a database file: give --db the path of the file the ZEO '
+             'server serves')
     try:
         problems = verify(db, sys.stdout)
     except StoreError as e:
-        click.echo('ostinato: %s' % e, err=True)
-        sys.exit(2)
+        fail(str(e))
     sys.exit(EXIT_DAMAGED if problems else 0)
 
 
-@main.command()
-@click.argument('files', nargs=-1, required=True, type=click.Path(dir_okay=False))
+# ------------------------------------------------------------------ web
+
+@main.group('web')
+def web_group():
+    """Who may use the web page of `serve --web`."""
+
+
+def _web_store(db):
+    """The database for `ostinato web`: through the socket of a running
+    `serve` when there is one, else the file.  Exits 2 on failure."""
+    from .runtime.serve import attach
+    from .runtime.store import StoreError
+    try:
+        return attach(db)
+    except StoreError as e:
+        fail(str(e))
+
+
+def _web_change(db, change, create=True):
+    """Run change(state) in a transaction (state None when the page never
+    ran and not `create`); a WebError exits 2."""
+    from .effects.web import WebError, web_state
+    if not create:
+        _existing_address(db)
+    store = _web_store(db)
+    try:
+        return store.transact(lambda: change(web_state(store.world, create)))
+    except WebError as e:
+        fail(str(e))
+    finally:
+        store.close()
+
+
+@web_group.command('invite')
+@click.argument('name')
+@click.option('--url', default=None, metavar='URL',
+              help='the page\'s address, for the link (default: where --web last served it)')
+@click.option('--db', 'db', envvar='OSTINATO_DB', default='ostinato.fs', show_default=True,
+              help='database file (env OSTINATO_DB)')
+def web_invite(name, url, db):
+    """Print a personal link for NAME to the web page (a new one each time:
+    NAME's previous link stops working)."""
+    from .effects.web.state import new_link
+
+    def invite(st):
+        return new_link(st, name), st.base_url
+    token, base = _web_change(db, invite)
+    base = (url or base or 'http://127.0.0.1:8765').rstrip('/')
+    click.echo('%s/login?token=%s' % (base, token))
+
+
+@web_group.command('revoke')
+@click.argument('name')
+@click.option('--db', 'db', envvar='OSTINATO_DB', default='ostinato.fs', show_default=True,
+              help='database file (env OSTINATO_DB)')
+def web_revoke(name, db):
+    """NAME's link and signed-in browsers stop working."""
+    from .effects.web.state import revoke
+    n = _web_change(db, lambda st: revoke(st, name), create=False)
+    click.echo('revoked %s (%d session%s ended)' % (name, n, '' if n == 1 else 's'))
+
+
+@web_group.command('users')
+@click.option('--db', 'db', envvar='OSTINATO_DB', default='ostinato.fs', show_default=True,
+              help='database file (env OSTINATO_DB)')
+def web_users(db):
+    """The web page's users: link, sessions, conversations."""
+    def users(st):
+        if st is None:
+            return []
+        sessions = {}
+        for who, _ in st.sessions.values():
+            sessions[who] = sessions.get(who, 0) + 1
+        return [(u.name, u.name == st.owner, u.link is not None, sessions.get(u.name, 0),
+                 u.threads) for u in st.users.values()]
+    rows = _web_change(db, users, create=False)
+    if not rows:
+        click.echo('no web users yet (serve --web makes the owner; web invite NAME adds one)')
+    for name, owner, link, n, threads in rows:
+        click.echo('%s%s  link %s  %d session%s  %d conversation%s' % (
+            name, ' (owner)' if owner else '', 'valid' if link else 'revoked', n,
+            '' if n == 1 else 's', threads, '' if threads == 1 else 's'))
+
+
+# ------------------------------------------------------------------ source files
+
+@main.command(epilog=_examples('ostinato check skills/diet.ost',
+                               'ostinato check skills/*.ost'))
+@click.argument('files', nargs=-1, required=True, type=click.Path(dir_okay=True),
+                metavar='FILE...')
 def check(files):
-    """Parse and compile FILES; report syntax errors and warnings."""
+    """Parse and compile FILES; report syntax errors and names bound nowhere."""
     from .compiler.check import check_file
     from .vm.interp import VM  # noqa: F401 -- registers every built-in
     from .vm.values import BUILTINS
     status = 0
     for f in files:
+        if not os.path.isfile(f):
+            click.echo('ostinato: %s' % ('%s is a folder, not a program file' % f
+                                         if os.path.isdir(f) else 'no such file: %s' % f),
+                       err=True)
+            status = max(status, EXIT_USAGE)
+            continue
         status = max(status, check_file(f, sys.stdout, sys.stderr, BUILTINS))
     sys.exit(status)
 
 
-@main.command()
-@click.argument('file', type=click.Path(exists=True, dir_okay=False))
+@main.command(epilog=_examples('ostinato dis skills/diet.ost',
+                               'ostinato dis examples/demo.ost | less'))
+@click.argument('file', type=click.Path(dir_okay=True))
 def dis(file):
     """Show the compiled instructions of FILE (for debugging)."""
     from .compiler.compiler import compile_module
     from .compiler.dis import disassemble
     from .syntax import OstSyntaxError, parse
+    _source_file(file)
     with open(file, encoding='utf-8') as fh:
         src = fh.read()
     name = os.path.splitext(os.path.basename(file))[0]
@@ -559,3 +985,63 @@ def dis(file):
     except OstSyntaxError as e:
         _syntax_error_exit(e)
     click.echo(disassemble(code))
+
+
+# ------------------------------------------------------------------ new, doctor, completion
+
+@main.group('new', cls=Commands)
+def new_group():
+    """Start something new from a template."""
+
+
+@new_group.command('skill', epilog=_examples('ostinato new skill pets',
+                                             'ostinato new skill pets --dir skills'))
+@click.argument('name')
+@click.option('--dir', 'folder', default='.', show_default=True, metavar='DIR',
+              help='where to write the files')
+def new_skill(name, folder):
+    """Write NAME.ost, a starter skill (a goal blurb, one question to the
+    model, serve), and NAME.toml, eval cases for it."""
+    from .scaffold import ScaffoldError, new_skill as make
+    try:
+        skill, cases = make(name, folder)
+    except ScaffoldError as e:
+        fail(str(e))
+    except OSError as e:
+        fail('cannot write into %s: %s' % (folder, e.strerror or e))
+    click.echo('wrote %s (the skill) and %s (its eval cases)' % (skill, cases))
+    click.echo('talk to it:   ostinato run %s' % skill)
+    click.echo('measure it:   ostinato eval %s' % cases)
+
+
+@main.command(epilog=_examples('ostinato doctor', 'ostinato doctor --llm ollama --json'))
+@_db_option()
+@click.option('--llm', 'llm', default=None, metavar='BACKEND',
+              help='the backend to check as the chosen one (env OSTINATO_LLM)')
+@click.option('--model', 'model', default=None, metavar='NAME',
+              help='the model to look for (env OSTINATO_MODEL)')
+@_json_option
+def doctor(db, llm, model, as_json):
+    """What this machine and configuration give Ostinato, one line each:
+    Python, the database (size, schema, who holds it), every model backend
+    (does it answer? which models? the embedded extra and the CPU features
+    llama.cpp uses), Telegram.  Exit 1 when something needed fails."""
+    from . import doctor as d
+    from .runtime.terminal import colour_on
+    findings = d.run_checks(db, llm, model)
+    if as_json:
+        click.echo(d.as_json(findings))
+    else:
+        click.echo(d.as_text(findings, colour=colour_on(sys.stdout)))
+    sys.exit(1 if any(f.status == 'fail' for f in findings) else 0)
+
+
+@main.command(epilog=_examples('eval "$(ostinato completion bash)"     # in ~/.bashrc',
+                               'ostinato completion fish > ~/.config/fish/completions/'
+                               'ostinato.fish'))
+@click.argument('shell', type=click.Choice(['bash', 'zsh', 'fish']))
+def completion(shell):
+    """Print the shell completion script for SHELL (bash, zsh or fish)."""
+    from click.shell_completion import get_completion_class
+    cls = get_completion_class(shell)
+    click.echo(cls(main, {}, 'ostinato', '_OSTINATO_COMPLETE').source())

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 from .compiler.compiler import compile_module
 from .syntax import OstSyntaxError, parse
@@ -25,9 +26,24 @@ Statements and expressions run in the module <repl>; its variables persist.
 A block (a line ending in ':') ends with an empty line.
   :tasks        every task: state, what it waits for, its goal stack
   :stack ID     one task's frames with file:line:col and blurbs
+  :cancel ID    end a task with the Error "cancelled by the operator"
+  :retry ID     run a parked task again from its last commit
   :help         this text
   :quit         leave (also Ctrl-D)
 """
+
+
+ATTEMPTS = 12         # runs of a statement that conflicts with the server's turns
+
+
+def _conflict_text(e):
+    """Which object a ZODB ConflictError was about, in words."""
+    cls = getattr(e, 'class_name', None)
+    oid = getattr(e, 'oid', None)
+    what = cls.rsplit('.', 1)[-1] if isinstance(cls, str) else 'an object'
+    if isinstance(oid, bytes):
+        what += ' %s' % int.from_bytes(oid, 'big')
+    return what
 
 
 class Repl:
@@ -41,7 +57,12 @@ class Repl:
         sched.worker = 'repl-%d' % os.getpid()
         sched.after_turn = lambda s: store.commit()
         sched.abort_hook = lambda s: store.abort()
+        # A statement is one transaction, however long it runs: Ctrl-C rolls
+        # all of it back, never leaving half of it (or its task) saved.
+        sched.SLICE_SECONDS = float('inf')
         self.sched = sched
+        self.told_ready = False
+        self.status = 0           # the exit status: 65 after a syntax error, 70 after an error
 
     def module(self):
         w = self.sched.world
@@ -64,28 +85,49 @@ class Repl:
         return compile_module(tree, text, REPL_MODULE, REPL_MODULE)
 
     def execute(self, text):
-        """Run one input; returns False for a syntax error."""
+        """Run one input; returns False for a syntax error or an error it
+        raised.  Ctrl-C (KeyboardInterrupt) rolls the statement back."""
         from ZODB.POSException import ConflictError
         try:
             code = self.compile(text)
         except OstSyntaxError as e:
             self.err.write(e.format() + '\n')
+            self.status = self.status or 65
             return False
-        for attempt in range(20):
-            self.store.abort()          # see what the server committed meanwhile
-            sched = self.sched
-            m = self.module()
-            task = sched.new_task(Frame(code, m, m, None, None), REPL_MODULE)
-            try:
-                sched.turn(task)
-                if self.standalone:
-                    # Nobody else runs the tasks a statement made ready.
-                    while sched.world.ready:
-                        sched.run_one()
-                return True
-            except ConflictError:
-                sched.abort()
-        self.err.write('repl: the statement kept conflicting with the server; not run\n')
+        sched = self.sched
+        conflict = None
+        try:
+            for attempt in range(ATTEMPTS):
+                self.store.abort()          # see what the server committed meanwhile
+                m = self.module()
+                task = sched.new_task(Frame(code, m, m, None, None), REPL_MODULE)
+                try:
+                    sched.turn(task)
+                except ConflictError as e:
+                    # A server's turn changed the same objects meanwhile: run
+                    # the statement again on the new state, backing off.
+                    sched.abort()
+                    conflict = e
+                    time.sleep(min(0.01 * 2 ** attempt, 0.5))
+                    continue
+                failed = task.state == 'failed'
+                if failed:
+                    self.status = self.status or 70
+                if self.standalone and sched.world.ready and not self.told_ready:
+                    # The REPL runs only its own statements: the tasks they
+                    # made ready (or woke) belong to serve or the next run.
+                    self.told_ready = True
+                    self.err.write('(no serve runs on this database: tasks the statement made '
+                                   'ready run when `ostinato serve` or `ostinato run` does)\n')
+                return not failed
+        except KeyboardInterrupt:
+            sched.abort()
+            self.err.write('interrupted: the statement was rolled back\n')
+            return False
+        self.err.write('repl: the statement conflicted %d times with the server\'s turns, which '
+                       'kept changing the same objects (%s); it was not run: try it again\n'
+                       % (ATTEMPTS, _conflict_text(conflict)))
+        self.status = self.status or 70
         return False
 
     # ------------------------------------------------------------ commands
@@ -104,6 +146,16 @@ class Repl:
             else:
                 try:
                     self.out.write(inspect.task_text(self.sched.world, int(parts[1])) + '\n')
+                except KeyError:
+                    self.err.write('no task %s\n' % parts[1])
+        elif cmd in (':cancel', ':retry'):
+            from .runtime.control import act
+            if len(parts) != 2 or not parts[1].isdigit():
+                self.err.write('usage: %s ID\n' % cmd)
+            else:
+                try:
+                    ok, text = act(self.store, self.sched, int(parts[1]), cmd[1:])
+                    (self.out if ok else self.err).write(text + '\n')
                 except KeyError:
                     self.err.write('no task %s\n' % parts[1])
         else:
@@ -127,47 +179,63 @@ class Repl:
 
     def loop(self, lines=None):
         """Read-eval-print until end of input.  `lines` (an iterator of lines)
-        replaces the terminal, for tests and piped input."""
+        replaces the terminal, for tests and piped input.  Returns the exit
+        status: 0, or 65 / 70 when an input had a syntax error / raised."""
         read = self._reader() if lines is None else _iter_reader(lines)
         while True:
             try:
-                first = read('>>> ')
+                text = self.read_statement(read)
             except EOFError:
-                return
-            if first is None:
-                return
-            if not first.strip():
+                return self.status
+            except KeyboardInterrupt:        # as in Python: drop the input, prompt again
+                self.out.write('\nKeyboardInterrupt\n')
+                self.out.flush()
                 continue
-            if first.strip().startswith(':'):
-                if first.strip() in (':quit', ':q', ':exit'):
-                    return
-                self.command(first.strip())
+            if text is None:
                 continue
-            text = first
-            block = first.rstrip().endswith(':')
-            while True:
-                if block:
-                    try:
-                        nxt = read('... ')
-                    except EOFError:
-                        nxt = ''
-                    if nxt is None or not nxt.strip():
-                        break
-                    text += '\n' + nxt
-                elif self.needs_more(text):
-                    try:
-                        nxt = read('... ')
-                    except EOFError:
-                        break
-                    if nxt is None:
-                        break
-                    text += '\n' + nxt
-                    if nxt.rstrip().endswith(':'):
-                        block = True
-                else:
-                    break
+            if text.startswith(':'):
+                if text in (':quit', ':q', ':exit'):
+                    return self.status
+                self.command(text)
+                continue
             self.execute(text)
             self.out.flush()
+
+    def read_statement(self, read):
+        """One input: a command (`:...`, stripped), a statement with its
+        continuation lines, or None for an empty line.  Raises EOFError at
+        the end of input."""
+        first = read('>>> ')
+        if first is None:
+            raise EOFError
+        if not first.strip():
+            return None
+        if first.strip().startswith(':'):
+            return first.strip()
+        text = first
+        block = first.rstrip().endswith(':')
+        while True:
+            if block:
+                try:
+                    nxt = read('... ')
+                except EOFError:
+                    nxt = ''
+                if nxt is None or not nxt.strip():
+                    break
+                text += '\n' + nxt
+            elif self.needs_more(text):
+                try:
+                    nxt = read('... ')
+                except EOFError:
+                    break
+                if nxt is None:
+                    break
+                text += '\n' + nxt
+                if nxt.rstrip().endswith(':'):
+                    block = True
+            else:
+                break
+        return text
 
     def _reader(self):
         if sys.stdin.isatty():

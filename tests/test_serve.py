@@ -97,6 +97,8 @@ def test_two_workers_share_the_tasks(tmp_path):
         r = ost('repl', '--db', db, cwd=tmp_path, input='import workers\nworkers.flag.go = true\n')
         assert r.returncode == 0, r.stderr
         check = 'import workers\nprint(length(workers.log))\n'
+        # Generous: under a full test run on a loaded machine this took more
+        # than a minute (about one second of work when the machine is idle).
         assert wait_for(lambda: ost('repl', '--db', db, cwd=tmp_path, input=check)
                         .stdout.strip() == '48', timeout=300)
         r = ost('repl', '--db', db, cwd=tmp_path,
@@ -134,3 +136,20 @@ def test_serve_upgrades_a_module_whose_file_changes(tmp_path):
     finally:
         out, err = stop(serve)
     assert out == 'v1 1\nv2 2\n', err
+
+
+def test_repl_without_serve_runs_no_other_task(tmp_path):
+    """A statement that wakes a waiting task does not run it in the REPL
+    (where its model and chat calls would fail): it stays ready for serve
+    or the next run, and the REPL says so."""
+    shutil.copy(HERE / 'serve' / 'waiter.ost', tmp_path)
+    r = ost('run', '--db', 'x.fs', 'waiter.ost', cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout == 'main done\n', r.stderr
+    r = ost('repl', '--db', 'x.fs', cwd=tmp_path, input='import waiter\nwaiter.box.v = 1\n')
+    assert r.returncode == 0, r.stderr
+    assert 'waiter saw' not in r.stdout
+    assert 'no serve runs on this database' in r.stderr
+    r = ost('tasks', '--db', 'x.fs', cwd=tmp_path)
+    assert ' ready ' in r.stdout or ' ready' in r.stdout, r.stdout
+    r = ost('run', '--db', 'x.fs', 'waiter.ost', cwd=tmp_path)
+    assert 'waiter saw 1' in r.stdout, r.stdout + r.stderr

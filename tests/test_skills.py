@@ -213,8 +213,9 @@ def test_cancel(tmp_path, clock):
     assert (code, err) == (0, '')
     assert out.splitlines() == [
         'Sure, what did you have for breakfast?',
-        # The seed's track_diet meets the cancelled question's none this way.
-        "Sorry, having trouble today.  Let's start over...",
+        # The model's acknowledgement ends the dialogue: the seed's
+        # track_diet does not go on with nothing to log.
+        "OK, I won't log anything.",
         'Your diet log to date:',
         '   [2025-03-14T16:05:00-04:00] (just now) cookie',
         '',
@@ -229,8 +230,8 @@ def test_garbage_replies(tmp_path, clock):
     code, out, err = s.run(['09:00 gibberish', '16:05 cookie just now'])
     assert (code, err) == (0, '')
     assert out.splitlines() == [
+        # One apology: the question is called off, and with it the dialogue.
         "Sorry, I'm having trouble with this right now.",
-        "Sorry, having trouble today.  Let's start over...",
         'Your diet log to date:',
         '   [2025-03-14T16:05:00-04:00] (just now) cookie',
         '',
@@ -410,6 +411,8 @@ def test_recipes_sub_goal_and_breakdown(tmp_path, clock):
         '   [2025-03-14T16:05:00-04:00] (just now) cookie',
         '',
         "What's in the cookie, roughly?",
+        # The user declines one dish; the recipe book files it as unknown.
+        "OK, I'll leave the cookie out.",
         'Your diet by ingredient (2025-03-14):',
         '   apple: 1 serving',
         '   bread: 2 slice',
@@ -444,7 +447,7 @@ def test_a_failing_skill_ends_only_its_dialogue(tmp_path, clock):
     lines = err.splitlines()
     assert lines[:2] == ['broken.ost:8:16: error: division by zero',
                          '  at broken.ost:8:16 in divide']
-    assert len(lines) == 3 and re.fullmatch(r'  at core_skills\.ost:\d+:5 in dialogue', lines[2])
+    assert len(lines) == 3 and re.fullmatch(r'  at core_skills\.ost:\d+:\d+ in dialogue', lines[2])
 
 
 def test_serve_reports_a_non_function_at_the_call(tmp_path, clock):

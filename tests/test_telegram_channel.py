@@ -379,7 +379,11 @@ def test_two_users_use_the_diet_skill_at_once_over_one_model(tg, tmp_path):
         bot.stop()
     assert texts(tg) == ['About what time was breakfast?',
                          'Your diet log to date:\n   [2025-03-14T08:00:00+00:00] (breakfast) porridge\n']
-    assert texts(tg, 43) == ['Your diet log to date:\n   [2025-03-14T16:05:00+00:00] (just now) cookie\n']
+    # Bo's log may have been sent but not yet confirmed in the database when
+    # the bot was killed: then it goes out once more after the restart (the
+    # one message in flight at a crash, docs/language.md §17) -- never lost.
+    bo = ['Your diet log to date:\n   [2025-03-14T16:05:00+00:00] (just now) cookie\n']
+    assert texts(tg, 43) in (bo, bo * 2)
     log = subprocess.run(OSTINATO + ['log', '--json', '--db', str(bot.db)], capture_output=True,
                          text=True, env=bot.env)
     tasks = {json.loads(line)['task_id'] for line in log.stdout.splitlines()}

@@ -8,6 +8,11 @@ turn's output, after its commit.  The channel is live -- it keeps the run
 going -- only while a program uses the `channels` module and input has not
 ended; then the run ends when nothing can progress without more input, and
 the waiting tasks stay in the database.
+
+For a person at a terminal it also shows where the dialogue stands when a
+run continues one (the last messages, dimmed) and a `> ` prompt whenever it
+is their turn to type; piped input gets neither, so a script's output is
+only the bot's messages.
 """
 from __future__ import annotations
 
@@ -16,19 +21,29 @@ import queue
 import sys
 import threading
 
+from ..runtime.terminal import dim, isatty as _isatty
 from .chat import channels_module, new_user, receive
 from .service import Service
 
 THREAD_ID = 'console'
 
 
+PROMPT = '> '
+HISTORY = 6          # messages re-shown when a run continues a conversation
+
+
 class ConsoleChannel(Service):
-    def __init__(self, stream=None, user_name=None):
+    def __init__(self, stream=None, user_name=None, terminal=None):
         self.stream = stream if stream is not None else sys.stdin
         self.user_name = user_name or _user_name()
         self.lines = queue.Queue()
         super().__init__()
         self.ended = False
+        # A person types at a terminal (the prompt, the re-shown messages).
+        self.terminal = terminal if terminal is not None else (
+            self.stream is sys.stdin and _isatty(sys.stdin) and _isatty(sys.stdout))
+        self.shown_history = False
+        self.out = None             # the scheduler's output, behind a PromptAware wrapper
         self.reader = threading.Thread(target=self._read, name='ostinato-console', daemon=True)
         self.reader.start()
 
@@ -43,6 +58,12 @@ class ConsoleChannel(Service):
         self.event.set()
 
     # ------------------------------------------------------------ service protocol
+    def bind(self, sched):
+        super().bind(sched)
+        if self.terminal and not isinstance(sched.out, PromptAware):
+            sched.out = PromptAware(sched.out)
+        self.out = sched.out
+
     def busy(self, sched):
         return not self.ended and channels_module(sched.world) is not None
 
@@ -52,6 +73,9 @@ class ConsoleChannel(Service):
         piped input plays a scripted session the same way every time."""
         if channels_module(sched.world) is None:
             return            # nobody listens yet: keep the lines
+        if self.terminal and not self.shown_history:
+            self.shown_history = True
+            self.show_history(sched)
         # A channel that always listens (Telegram) is not a reply on its way.
         if sched.world.ready or any(s.busy(sched) for s in sched.services
                                     if s is not self and not s.listens):
@@ -59,11 +83,35 @@ class ConsoleChannel(Service):
         try:
             line = self.lines.get_nowait()
         except queue.Empty:
+            if self.terminal and not self.ended:
+                self.out.prompt(PROMPT)
             return
         if line is None:
             self.ended = True
+            if self.terminal:
+                self.out.end_line()      # Ctrl-D: the shell's prompt on a line of its own
             return
+        if self.terminal:
+            self.out.prompted = False    # the person's Enter ended the prompt's line
         sched.transact(lambda: self.intake(sched, line))
+
+    def show_history(self, sched):
+        """When a run continues a conversation: its last messages, dimmed, so
+        the person sees which question waits for an answer."""
+        thread = channels_module(sched.world).ns['threads'].d.get(THREAD_ID)
+        if thread is None:
+            return
+        messages = thread.get('messages').items
+        if not messages:
+            return
+        lines = []
+        for m in messages[-HISTORY:]:
+            text = str(m.get('text'))
+            lines.append(PROMPT + text if m.get('sender') is not None else text)
+        when = str(messages[-1].get('when') or '')[:16].replace('T', ' ')
+        head = '(continuing the conversation of %s; the last messages:)' % when
+        self.out.write(dim('\n'.join([head] + lines)) + '\n')
+        self.out.flush()
 
     # ------------------------------------------------------------ intake
     def intake(self, sched, text):
@@ -71,6 +119,41 @@ class ConsoleChannel(Service):
         user = thread.get('user') if thread is not None else \
             new_user(sched.world, self.user_name, self.user_name)
         receive(sched, THREAD_ID, 'console', THREAD_ID, user, text)
+
+
+class PromptAware:
+    """The run's output on a terminal, aware of the console's prompt: output
+    that comes while the prompt is shown (a timer, another channel) first
+    clears the prompt's line; the console shows the prompt again when it is
+    the person's turn."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.prompted = False
+
+    def prompt(self, text):
+        if not self.prompted:
+            self.stream.write(text)
+            self.stream.flush()
+            self.prompted = True
+
+    def end_line(self):
+        if self.prompted:
+            self.stream.write('\n')
+            self.stream.flush()
+            self.prompted = False
+
+    def write(self, text):
+        if self.prompted and text:
+            self.stream.write('\r\x1b[K')
+            self.prompted = False
+        return self.stream.write(text)
+
+    def flush(self):
+        self.stream.flush()
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
 
 
 def _user_name():

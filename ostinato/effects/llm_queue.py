@@ -49,6 +49,12 @@ class LLMState(Persistent):
         """The tasks waiting for a reply (for `ostinato db check`)."""
         return [req.task for req in self.pending.values() if req.task is not None]
 
+    def release(self, task):
+        """`task` no longer waits (it was cancelled): forget its requests, so
+        a reply that comes anyway is dropped."""
+        for seq in [seq for seq, req in self.pending.items() if req.task is task]:
+            del self.pending[seq]
+
 
 class LLMRequest(Persistent):
     def __init__(self, seq, task, data):
@@ -147,6 +153,9 @@ class LLMService(Service):
         self.spinner = spinner             # show one on the terminal while we wait
         self.spin = 0
         self.spin_since = None
+        self.stopping = False              # an orderly stop: start no new request
+        self.tokens = None                 # (attempt, reply tokens so far), as the backend says
+        self.crashes = {}                  # seq -> times the model's process died on it
 
     # ------------------------------------------------------------ the service protocol
     def accepts(self, kind):
@@ -178,8 +187,12 @@ class LLMService(Service):
         if self.spin_since is None:
             self.spin_since = now
         self.spin += 1
-        self.err.write('\r%s waiting for the model... %.1f s\x1b[K'
-                       % (self.SPIN[self.spin % 4], now - self.spin_since))
+        tokens = self.tokens
+        done = '' if tokens is None else ', %d token%s%s' % (
+            tokens[1], '' if tokens[1] == 1 else 's',
+            ' (attempt %d)' % tokens[0] if tokens[0] > 1 else '')
+        self.err.write('\r%s waiting for the model... %.1f s%s\x1b[K'
+                       % (self.SPIN[self.spin % 4], now - self.spin_since, done))
         self.err.flush()
 
     def clear_spinner(self):
@@ -187,8 +200,14 @@ class LLMService(Service):
             self.err.write('\r\x1b[K')
             self.err.flush()
             self.spin_since = None
+        self.tokens = None
 
     def poll(self, sched):
+        self.collect(sched)
+        self.dispatch(sched)
+
+    def collect(self, sched):
+        """Apply the replies that came in, each in a transaction of its own."""
         while True:
             try:
                 seq, outcome = self.results.get_nowait()
@@ -196,8 +215,19 @@ class LLMService(Service):
                 break
             self.clear_spinner()
             self.inflight.discard(seq)
+            if outcome[0] == 'skipped':
+                continue            # not asked (a stop came first): it stays in the queue
             sched.transact(lambda: self.apply(sched, seq, outcome))
-        self.dispatch(sched)
+
+    def drain(self, sched):
+        """An orderly stop: ask nothing new, but wait for the replies already
+        asked for and keep them (the tasks get them when the run goes on).
+        A second Ctrl-C interrupts this wait; the requests then stay in the
+        queue and are asked again by the next run."""
+        self.stopping = True
+        while self.inflight:
+            self.wait(0.5)
+            self.collect(sched)
 
     # ------------------------------------------------------------ work
     def dispatch(self, sched):
@@ -225,11 +255,21 @@ class LLMService(Service):
 
     def _perform(self, seq, plain):
         i = self.slots.get()
+        if self.stopping:
+            self.slots.put(i)
+            self.results.put((seq, ('skipped', None)))
+            self.event.set()
+            return
         try:
             with self.client_lock:
                 if self.clients[i] is None:
                     self.clients[i] = self.makers[i]()
-            outcome = ('ok', self.clients[i].complete(plain))
+            if self.spinner:
+                def progress(attempt, tokens):
+                    self.tokens = (attempt, tokens)
+                outcome = ('ok', self.clients[i].complete(plain, progress=progress))
+            else:
+                outcome = ('ok', self.clients[i].complete(plain))
         except Exception as e:          # classified when applied, in the scheduler's thread
             outcome = ('exc', e)
         finally:
@@ -238,12 +278,22 @@ class LLMService(Service):
         self.event.set()
 
     def apply(self, sched, seq, outcome):
-        from .llm import LLMError, LLMUnavailable
+        from .llm import LLMCrashed, LLMError, LLMUnavailable
         st = llm_state(sched.world)
         req = st.pending.get(seq)
         if req is None or req.state != 'pending':
             return                      # applied already: a reply is applied once
         kind, value = outcome
+        if kind == 'exc' and isinstance(value, LLMCrashed):
+            # Once may be bad luck; twice on the same request is the request.
+            self.crashes[seq] = self.crashes.get(seq, 0) + 1
+            if self.crashes[seq] < 2:
+                self.err.write('ostinato: %s; asking again\n' % value)
+                self.err.flush()
+                return
+            value = LLMError("llm: the model's process died twice while answering this "
+                             "request; the last time: %s" % value)
+        self.crashes.pop(seq, None)
         if kind == 'exc' and isinstance(value, LLMUnavailable):
             # The task keeps waiting; ask again later, and say so once.
             if not self.down:
@@ -267,7 +317,11 @@ class LLMService(Service):
                 'llm: internal error: %s: %s' % (type(value).__name__, value)
             if not msg.startswith('llm: '):
                 msg = 'llm: ' + msg
-            entry = LogEntry(req, error=msg)
+            # A model that never gave a valid reply: keep what it said at
+            # every attempt, so `ostinato log` shows why it failed.
+            details = getattr(value, 'details', None)
+            entry = LogEntry(req, result=details if isinstance(details, dict) else None,
+                             error=msg)
             resume = ('error', V.make_error(msg))
         st.log[seq] = entry
         del st.pending[seq]
@@ -279,6 +333,11 @@ class LLMService(Service):
     def close(self):
         self.clear_spinner()
         self.pool.shutdown(wait=False, cancel_futures=True)
+        # A client may hold a model process: stopping it ends a reply under
+        # way now (it is asked again next time) rather than at its end.
+        for client in self.clients:
+            if hasattr(client, 'close'):
+                client.close()
 
 
 # ------------------------------------------------------------ `ostinato log`
@@ -313,6 +372,11 @@ def log_text(entries):
             out.append('  goals: ' + ' > '.join(e.goal_stack.split('\n')))
         out.append('  prompt:')
         out.append(_indent(e.prompt))
+        # Each attempt the model got wrong: its raw text and what was wrong.
+        for n, x in enumerate(e.exchanges or (), 1):
+            if isinstance(x, dict) and x.get('problem'):
+                out.append('  attempt %d: %s' % (n, x['problem']))
+                out.append(_indent(x.get('raw') if x.get('raw') is not None else '', '      '))
         if e.error:
             out.append('  error: ' + e.error)
         else:

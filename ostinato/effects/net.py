@@ -12,7 +12,11 @@ from urllib.parse import urlsplit
 
 def is_loopback(url: str) -> bool:
     """Whether `url` names this machine (localhost or a loopback address)."""
-    host = urlsplit(url).hostname or ''
+    return is_loopback_host(urlsplit(url).hostname or '')
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether a host name or address is this machine's loopback."""
     if host == 'localhost':
         return True
     try:

@@ -9,6 +9,7 @@ whichever service it waits on.
 """
 from __future__ import annotations
 
+import os
 import threading
 
 
@@ -32,3 +33,18 @@ class Service:
 
     def close(self):
         pass
+
+
+def crash_point(variable, name, _seen={}):
+    """Test mode (environment `variable` = NAME:N): die like kill -9 the N-th
+    time this process passes the point NAME, to test each window between a
+    commit and the exchange with the outside that goes with it."""
+    spec = os.environ.get(variable)
+    if not spec:
+        return
+    point, _, nth = spec.partition(':')
+    if point == name:
+        key = (variable, name)
+        _seen[key] = _seen.get(key, 0) + 1
+        if _seen[key] == int(nth or 1):
+            os._exit(137)

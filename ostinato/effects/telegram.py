@@ -27,7 +27,6 @@ The token lives only in the process (TelegramConfig); nothing here stores it.
 """
 from __future__ import annotations
 
-import os
 import queue
 import sys
 import threading
@@ -41,7 +40,7 @@ from ..runtime.world import service_state
 from ..vm import ops
 from .chat import channels_module, new_user, receive
 from .llm_queue import llm_state
-from .service import Service
+from .service import Service, crash_point
 from .telegram_api import (RateLimiter, TelegramAPI, TelegramError, TelegramRetry,
                            split_text, update_message, update_non_text)
 
@@ -59,18 +58,10 @@ REFUSAL = ("Sorry, this is a private bot: it only talks to the people its owner 
            "allowed. (Your Telegram user id is %d; the owner can add it.)")
 
 
-def _crash_point(name, _seen={}):
-    """Test mode (OSTINATO_TEST_TELEGRAM_CRASH=NAME:N): die like kill -9 the
-    N-th time this process passes the point NAME, to test each window
-    between a commit and the exchange with Telegram that goes with it."""
-    spec = os.environ.get('OSTINATO_TEST_TELEGRAM_CRASH')
-    if not spec:
-        return
-    point, _, nth = spec.partition(':')
-    if point == name:
-        _seen[name] = _seen.get(name, 0) + 1
-        if _seen[name] == int(nth or 1):
-            os._exit(137)
+def _crash_point(name):
+    """Test mode (OSTINATO_TEST_TELEGRAM_CRASH=NAME:N): die like kill -9 at
+    the N-th pass of the point NAME (service.crash_point)."""
+    crash_point('OSTINATO_TEST_TELEGRAM_CRASH', name)
 
 
 class TelegramState(Persistent):

@@ -295,6 +295,38 @@ def tasks_text(world, now=None):
     return '\n'.join(task_line(t, now, widths) for t in tasks)
 
 
+def task_data(task, world=None, now=None):
+    """One task as plain data (`ostinato tasks --json`): id, name, state,
+    what it waits for, since when (Unix seconds), its goal stack, whether a
+    frame runs replaced code, and whether it is the main task."""
+    now = _time.time() if now is None else now
+    wait = describe_wait(task, now)
+    return {'id': task.id, 'name': task.name, 'state': task.state,
+            'waiting': wait if wait != task.state else None,
+            'since': getattr(task, 'since', None),
+            'goals': goal_stack(task),
+            'old_code': bool(old_frames(task)),
+            'main': world is not None and getattr(world, 'main_task', None) is task}
+
+
+def task_detail_data(world, tid, now=None):
+    """`task_data` of one task, with its frames (innermost first: where,
+    name, blurb, old code, locals in their display form) and a failed
+    task's error and traceback.  Raises NoSuchTask."""
+    task = find_task(world, tid)
+    data = task_data(task, world, now)
+    data['error'] = _error_text(task) if task.state == 'failed' or task.error is not None \
+        else None
+    data['traceback'] = list(getattr(task, 'traceback', None) or ())
+    data['result'] = render(task.result) if task.state == 'done' else None
+    data['frames'] = [
+        {'where': frame_where(task, f, i == 0), 'name': goal_name(f), 'blurb': blurb(f),
+         'old_code': is_old_code(f),
+         'locals': {name: render(value) for name, value in zip(f.code.varnames, f.locals)}}
+        for i, f in enumerate(frames(task))]
+    return data
+
+
 def task_text(world, tid, now=None):
     """One task in full: state and wait, its goal stack, its frames innermost
     first with `FILE:LINE:COL in NAME`, blurb and locals, and a failed task's
@@ -396,27 +428,35 @@ def world_info(world):
     return rows, mods
 
 
-def storage_info(storage, address):
-    """(label, text) pairs about a storage: path, size, objects, transactions."""
-    rows = []
-    # ZODB's storage class (ours only add checks to FileStorage).
-    name = next((c.__name__ for c in type(storage).__mro__
-                 if c.__module__.split('.')[0] in ('ZODB', 'ZEO')), type(storage).__name__)
+def storage_figures(storage):
+    """(file path or None, size in bytes or None, objects or None)."""
     path = getattr(storage, '_file_name', None)
-    rows.append(('storage', '%s %s' % (name, path or address or '(in memory)')))
-    size = None
+    size = objects = None
     try:
         size = storage.getSize()
     except Exception:
         pass
     if path and os.path.exists(path):
         size = os.path.getsize(path)
-    if size is not None:
-        rows.append(('size', human_size(size)))
     try:
-        rows.append(('objects', str(len(storage))))
+        objects = len(storage)
     except Exception:
         pass
+    return path, size, objects
+
+
+def storage_info(storage, address):
+    """(label, text) pairs about a storage: path, size, objects, transactions."""
+    rows = []
+    path, size, objects = storage_figures(storage)
+    # ZODB's storage class (ours only add checks to FileStorage).
+    name = next((c.__name__ for c in type(storage).__mro__
+                 if c.__module__.split('.')[0] in ('ZODB', 'ZEO')), type(storage).__name__)
+    rows.append(('storage', '%s %s' % (name, path or address or '(in memory)')))
+    if size is not None:
+        rows.append(('size', human_size(size)))
+    if objects is not None:
+        rows.append(('objects', str(objects)))
     n = count_transactions(storage, size)
     if n is not None:
         rows.append(('transactions', str(n)))
@@ -453,6 +493,35 @@ def human_size(n):
 def format_rows(rows):
     width = max((len(k) for k, _ in rows), default=0)
     return ''.join('%-*s  %s\n' % (width + 1, k + ':', v) for k, v in rows)
+
+
+def db_data(world, storage, address):
+    """`ostinato db info --json`: the figures as numbers where they are."""
+    path, size, objects = storage_figures(storage)
+    states = Counter(t.state for t in world.tasks.values())
+    main = getattr(world, 'main_task', None)
+    box = getattr(world, 'outbox', None)
+    data = {
+        'storage': type(storage).__name__, 'path': path or address, 'size_bytes': size,
+        'objects': objects, 'transactions': count_transactions(storage, size),
+        'schema_version': getattr(world, 'schema', None),
+        'live_tasks': sum(states.values()), 'tasks_by_state': dict(sorted(states.items())),
+        'ready_queue': len(world.ready), 'timers': len(world.timers),
+        'watches': len(world.watches),
+        'next_timer': world.next_timer() if len(world.timers) else None,
+        'main_task': None if main is None else {'id': main.id, 'name': main.name,
+                                                 'state': main.state},
+        'outbox': None if box is None else {'waiting': len(box.pending), 'sent': box.sent,
+                                            'resent': box.resent, 'refused': box.failed},
+        'modules': [],
+    }
+    for name in world.modules.keys():
+        m = world.modules[name]
+        data['modules'].append({'name': name, 'path': m.path, 'status': module_status(m)})
+    for name in world.loading.keys():
+        data['modules'].append({'name': name, 'path': world.loading[name].path,
+                                'status': 'loading'})
+    return data
 
 
 def db_report(world, storage, address):

@@ -4,6 +4,8 @@ Every live task (in `world.tasks`) is in exactly one of these places:
 - ready: in the ready queue, state 'ready';
 - running: a worker's current task (`world.running`), whose turn was under
   way at the last commit (`recover` resumes it when that worker starts);
+- parked: stopped by the runtime with an error, for the operator to retry
+  or cancel (state 'failed');
 - waiting: registered with what it waits for -- a timer, a watch, a queue's
   takers, a module load it imported, or an effect service's request (each
   service's stored state answers `holds(task)`, e.g. the LLM queue);
@@ -42,6 +44,8 @@ def _places(world):
         if t.waiting is watch:
             put(t, 'watch %d' % wid, lambda w=wid: world.watches.pop(w))
     for t in world.tasks.values():
+        if t.parked:
+            put(t, 'parked', None)
         w = t.waiting
         if type(w) is tuple and w and w[0] == 'take' and t in (w[1].takers or ()):
             put(t, 'takers of a queue', None)

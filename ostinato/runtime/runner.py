@@ -13,19 +13,20 @@ from persistent import Persistent
 
 from ..syntax import OstSyntaxError
 from ..vm import values as V
-from .scheduler import Scheduler
+from .scheduler import Scheduler, committing
 
 EXIT_OK, EXIT_USAGE, EXIT_SYNTAX, EXIT_RUNTIME, EXIT_INTERRUPTED = 0, 2, 65, 70, 130
 
 
 def run_file(path, out=None, err=None, store=None, store_every=None, commit_every=None,
-             services=()):
+             services=(), oplog=None):
     """Run the program at `path` until nothing can run any more; returns the
     exit status.
 
     store: an open `Store` (its world is used and each turn is committed);
     without one the run keeps its world in memory.
     services: effects (the LLM worker, chat channels) the scheduler polls.
+    oplog: the operator's log (runtime/oplog.py), or None for `err`.
     Test modes of the stop-anywhere property:
     store_every=N  pickle and reload every persistent object after every N
                    steps -- the points where the loop can stop: a block of
@@ -39,10 +40,16 @@ def run_file(path, out=None, err=None, store=None, store_every=None, commit_ever
     world = store.world if store is not None else None
     sched = Scheduler(world, out=out, err=err, ticks=store_every or commit_every)
     sched.services = list(services)
+    sched.oplog = oplog
     if store is not None:
         sched.after_turn = lambda s: store.commit()
         sched.abort_hook = lambda s: store.abort()
         sched.transact_hook = store.transact
+        sched.size_hook = store.size
+    if store_every or commit_every:
+        # Test modes that store everything every few steps: far slower than
+        # a real run, so the turn limit means nothing there.
+        sched.TURN_LIMIT = float('inf')
     if store_every:
         sched.store_every = store_every
         sched.SLICE_SECONDS = 0
@@ -61,22 +68,53 @@ def run_file(path, out=None, err=None, store=None, store_every=None, commit_ever
         return EXIT_SYNTAX
     sched.world.run_open = True
     if store is not None:
-        store.commit()
+        with committing:
+            store.commit()
     if os.environ.get('OSTINATO_TEST_EXIT_AT_SUSPEND'):
         _exit_at_every_suspension(sched)
-    if sched.run() == 'stopped':
+    try:
+        result = sched.run()
+    except KeyboardInterrupt:
+        err.write(stopped_now(sched) + '\n')
+        sched.abort()
+        return EXIT_INTERRUPTED
+    if result == 'stopped':
         # An orderly stop (Ctrl-C): the run stays open, so the next run
         # continues it rather than starting the program again.
         if store is not None:
-            store.commit()
+            with committing:
+                store.commit()
         sched.flush()
+        err.write('ostinato: stopped between two steps; nothing is lost, and the same '
+                  'command goes on from here\n')
         return EXIT_INTERRUPTED
     sched.world.run_open = False
     if store is not None:
-        store.commit()
+        with committing:
+            store.commit()
     sched.flush()
     main_task = sched.world.main_task
     return EXIT_RUNTIME if main_task.state == 'failed' else EXIT_OK
+
+
+def stopped_now(sched):
+    """What a second Ctrl-C left behind, in words: the step in progress is
+    dropped (its transaction is never committed), so its task is as it was
+    at its last commit and goes on from there; a model reply not waited for
+    is asked for again.  Nothing else is lost."""
+    try:
+        task = sched.world.running.get(sched.worker)
+        waiting = any(getattr(s, 'inflight', None) for s in sched.services)
+    except Exception:       # interrupted anywhere: the words must not fail
+        task, waiting = None, False
+    if task is not None:
+        return ('ostinato: stopped now, in the middle of a step of task %d (%s): that step '
+                'is dropped, and the task is as it was at its last commit; the same command '
+                'goes on from there' % (task.id, task.name))
+    if waiting:
+        return ('ostinato: stopped now, without waiting for the model: the question is '
+                'asked again when the same command runs again')
+    return 'ostinato: stopped now; nothing is lost, the same command goes on from here'
 
 
 EXIT_SUSPENDED_FOR_TEST = 75

@@ -31,8 +31,12 @@ from .world import Watch, World
 
 # Set (by a signal handler of the CLI) to stop the run at the next turn
 # boundary: the turn in progress completes and is committed, and services
-# finish what is in flight, so an orderly stop resends nothing.
+# finish what is in flight (a model reply on its way is waited for and
+# kept), so an orderly stop loses and resends nothing.
 STOP = threading.Event()
+# The wake-up events of running schedulers: a stop request sets them, so an
+# idle loop notices the request at once rather than at its next look.
+_WAKEUPS = []
 
 
 def request_stop():
@@ -41,7 +45,54 @@ def request_stop():
     if STOP.is_set():
         return False
     STOP.set()
+    for event in list(_WAKEUPS):
+        event.set()
     return True
+
+
+# Test mode (OSTINATO_TEST_DIE_IN_TURN=NAME): the process dies like kill -9
+# right after a checkpoint of a turn of the task named NAME.
+_DIE_IN_TURN = os.environ.get('OSTINATO_TEST_DIE_IN_TURN')
+
+
+class RunawayTurn(Exception):
+    """A turn went on past its limits after the catchable error: the task is
+    parked (Scheduler.turn)."""
+
+
+# A second Ctrl-C stops at once (KeyboardInterrupt), but never inside a
+# commit or an abort: ZODB's FileStorage closes itself when the second phase
+# of its commit is interrupted.  The CLI's signal handler calls `interrupt`;
+# inside `committing` the interrupt waits for the commit to end.
+_committing = 0
+_interrupt_pending = False
+
+
+def interrupt():
+    """Raise KeyboardInterrupt now, or, inside a commit, as soon as it ends."""
+    global _interrupt_pending
+    if _committing:
+        _interrupt_pending = True
+    else:
+        raise KeyboardInterrupt
+
+
+class _Committing:
+    def __enter__(self):
+        global _committing
+        _committing += 1
+
+    def __exit__(self, kind, value, tb):
+        global _committing, _interrupt_pending
+        _committing -= 1
+        # With an exception on its way (a conflict, to be retried) the
+        # interrupt waits for the end of the next commit.
+        if not _committing and _interrupt_pending and kind is None:
+            _interrupt_pending = False
+            raise KeyboardInterrupt
+
+
+committing = _Committing()
 
 
 class ServiceStopped(Exception):
@@ -86,6 +137,16 @@ class Scheduler(Host):
     SLICE_SECONDS = 0.3      # a long computation is checkpointed this often
     TICKS = 20000            # steps (blocks, jumps, calls) between clock checks
     IDLE_SECONDS = 0.05      # serve: how often an idle worker looks at the database
+    GROUP_TURNS = 64         # turns at most in one commit when many tasks are ready
+    GROUP_SECONDS = 0.02     # ... or this long
+    # The operator's limits on one turn (DESIGN.md §9): a turn that runs this
+    # long without waiting, recurses this deep or writes this much gets a
+    # catchable Error where it is; one that goes on as long again is parked.
+    TURN_LIMIT = float(os.environ.get('OSTINATO_TURN_LIMIT') or 30.0)
+    MAX_DEPTH = int(os.environ.get('OSTINATO_MAX_DEPTH') or 50000)
+    MAX_TURN_WRITE = 64 << 20       # bytes one turn may add to the database
+    # Crashes of the process in one task's turn before the task is parked.
+    MAX_CRASHES = int(os.environ.get('OSTINATO_MAX_CRASHES') or 3)
 
     def __init__(self, world=None, out=None, err=None, ticks=None):
         self.world = world if world is not None else World()
@@ -93,7 +154,7 @@ class Scheduler(Host):
         self.out = out if out is not None else sys.stdout
         self.err = err if err is not None else sys.stderr
         self.buffer = []
-        self.reports = []         # error reports waiting for their commit
+        self.reports = []         # (place in buffer, task, text) of reports waiting for their commit
         self.vm = VM(self, self.buffer)
         self.ticks = ticks or self.TICKS
         self.after_turn = None    # hook(scheduler) run after each turn, before output
@@ -103,8 +164,15 @@ class Scheduler(Host):
         self.abort_hook = None    # hook(scheduler) that aborts the transaction
         self.idle_hook = None     # hook(scheduler, seconds) while nothing is ready (serve)
         self.transact_hook = None  # hook(fn): run fn in a transaction of its own, commit
+        self.size_hook = None      # hook(): the database's size in bytes
+        self.grouped = None        # turns done in the group not yet committed (run_ready)
+        self.solo = 0              # turns to run one commit each (after a failed group)
         self.services = []        # effects: objects with accepts/suspend/poll/busy/wait
         self.quiet = False        # hold printed output back (a diagnostic re-run)
+        # The operator's log (runtime/oplog.py), when the operator is not the
+        # person reading `err`: it may take the reports of tasks other than
+        # the main task (a chat's dialogues), which then never reach the chat.
+        self.oplog = None
         # Set by any service with news; the loop waits on it when idle, so an
         # event of one service ends the wait whichever service it waits for.
         self.wakeup = threading.Event()
@@ -343,6 +411,16 @@ class Scheduler(Host):
         if t is not None:
             del w.running[self.worker]
             if not t.done and t not in w.ready:
+                # The process stopped in this task's turn.  Again and again
+                # (a crash in native code, the OOM killer): park it rather
+                # than crash at every start.
+                t.crashes += 1
+                if t.crashes >= self.MAX_CRASHES:
+                    self.park(t, 'the process stopped %d times in a row while running this '
+                                 "task's turn (killed, out of memory, or a crash in native "
+                                 'code); it waits at its last checkpoint: `ostinato tasks '
+                                 'retry %d` runs it again' % (t.crashes, t.id))
+                    return
                 t.state = 'ready'
                 w.ready.appendleft(t)
 
@@ -398,6 +476,13 @@ class Scheduler(Host):
         still expects an event, the run goes on.  Returns 'stopped' when a
         stop was requested (`request_stop`), after the services drained."""
         self.bind_services()
+        _WAKEUPS.append(self.wakeup)
+        try:
+            return self._run(forever)
+        finally:
+            _WAKEUPS.remove(self.wakeup)
+
+    def _run(self, forever):
         while True:
             w = self.world
             if STOP.is_set():
@@ -411,7 +496,7 @@ class Scheduler(Host):
             for t in w.due_timers(time.time()):
                 self.make_ready(t)
             if w.ready:
-                self.run_one()
+                self.run_ready()
                 continue
             nxt = w.next_timer()
             delay = None if nxt is None else max(0.0, nxt - time.time())
@@ -424,7 +509,8 @@ class Scheduler(Host):
                 busy[0].wait(0.5 if delay is None else min(delay, 0.5))
             elif delay is not None:
                 if delay > 0:
-                    time.sleep(min(delay, 0.5))
+                    self.wakeup.wait(min(delay, 0.5))
+                    self.wakeup.clear()
             else:
                 break
 
@@ -445,7 +531,8 @@ class Scheduler(Host):
         """Run fn() in a transaction of its own and commit it (again after a
         conflict with another worker)."""
         if self.transact_hook is not None:
-            return self.transact_hook(fn)
+            with committing:
+                return self.transact_hook(fn)
         result = fn()
         self.commit()
         return result
@@ -460,6 +547,45 @@ class Scheduler(Host):
             busy[0].wait(seconds)
         else:
             time.sleep(seconds)
+
+    def run_ready(self):
+        """Run the front task's turn -- and when more tasks are ready, theirs
+        too, in the same transaction (group commit): a burst of messages
+        then shares one fsync among up to GROUP_TURNS turns, or GROUP_SECONDS
+        of them, while a lone message commits at once.  Output is still
+        written only after the commit that covers it, and a conflict or an
+        error undoes the group, whose tasks are back in the queue.  Not for
+        workers that claim each task (several workers share the database:
+        a claim is a commit of its own) nor for the test modes that commit
+        every slice."""
+        if self.claim or self.after_turn is None or self.after_slice is not None \
+                or self.solo > 0:
+            self.solo = max(0, self.solo - 1)
+            self.run_one()
+            return
+        from ZODB.POSException import ConflictError
+        w = self.world
+        start = time.time()
+        self.grouped = 0
+        try:
+            while True:
+                self.run_one()
+                if not w.ready or self.grouped >= self.GROUP_TURNS or STOP.is_set() \
+                        or time.time() - start >= self.GROUP_SECONDS:
+                    break
+        finally:
+            grouped, self.grouped = self.grouped, None
+        if grouped:
+            try:
+                self.end_turn()
+            except ConflictError:
+                self.abort()
+            except Exception:
+                # The commit refused something of one of the turns (a value
+                # that does not store): run them again one commit each, so
+                # the turn that holds it fails alone.
+                self.abort()
+                self.solo = grouped
 
     def run_one(self):
         """Take the front task and run its turn.  A conflict with another worker
@@ -497,6 +623,12 @@ class Scheduler(Host):
                 self.abort()
                 self.fail_task(task, unrunnable_message(task, e))
                 return
+            except RunawayTurn as e:
+                self.abort()
+                self.fail_task(task, '%s; it waits at its last checkpoint: `ostinato tasks '
+                                     'retry %d` runs it again, `tasks cancel %d` ends it'
+                               % (e, task.id, task.id))
+                return
             except Exception as e:  # a bug of ours: the task fails, the rest goes on
                 self.abort()
                 where = self.diagnose_unstorable(task) if _is_pickling_error(e) else None
@@ -510,7 +642,8 @@ class Scheduler(Host):
 
     def commit(self):
         if self.after_turn is not None:
-            self.after_turn(self)
+            with committing:
+                self.after_turn(self)
 
     def abort(self):
         """Undo the current turn: its database changes and its output."""
@@ -518,7 +651,8 @@ class Scheduler(Host):
         del self.reports[:]
         self.vm.out = self.buffer
         if self.abort_hook is not None:
-            self.abort_hook(self)
+            with committing:
+                self.abort_hook(self)
 
     def diagnose_unstorable(self, task):
         """The commit failed on a value that does not pickle, and the failed
@@ -538,25 +672,65 @@ class Scheduler(Host):
             self.abort()
 
     def fail_task(self, task, message):
-        """End `task` with an error from the last committed state of its frames
-        (its failed turn was aborted), report it and commit."""
+        """Park `task` with an error, from the last committed state of its
+        frames (its failed turn was aborted): it stays among the live tasks
+        in state 'failed', waiting for the operator (`ostinato tasks retry`
+        runs it again from there, `tasks cancel` ends it), its error
+        reported; then commit.  For what the runtime cannot let go on -- an
+        internal error, a value that does not store, code it cannot run, a
+        runaway turn, a turn that crashed the process again and again --
+        never for an error of the program, which unwinds as usual."""
+        self.park(task, message)
+        self.commit()
+        self.flush()
+
+    def park(self, task, message):
         w = self.world
-        w.running.pop(self.worker, None)
-        w.tasks.pop(task.id, None)
+        if w.running.get(self.worker) is task:
+            del w.running[self.worker]
         # The abort undid taking it from the queue, or from the timers that
         # woke it in the same transaction.
         self.detach(task)
         frame = task.frame
-        task.done = True
         task.state = 'failed'
+        task.parked = True
+        task.waiting = None
         task.raised_at = where_of(frame, max(frame.pc - 1, 0)) if frame is not None else '?'
         task.error = V.make_error(message, task.raised_at)
         task.traceback = []
+        task.reported = False
         self.report(task)
-        if w.watches:
-            self.changed(task)
-        self.commit()
-        self.flush()
+
+    def retry(self, task):
+        """Run a parked task again from its last committed state.  Returns
+        None, or why it cannot be."""
+        if not task.parked or task.done:
+            return ('task %d is not parked (it is %s): only a task the runtime stopped '
+                    'can run again from where it was' % (task.id, task.state))
+        task.parked = False
+        task.crashes = 0
+        task.error = None
+        task.raised_at = None
+        self.make_ready(task)
+        return None
+
+    def cancel(self, task, reason='by the operator'):
+        """End `task` with a catchable Error at the point where it waits or
+        runs (docs/language.md §15: a cancelled wait raises); its waiters wake
+        when it ends.  Returns None, or why it cannot be."""
+        w = self.world
+        if task.done or task.id not in w.tasks:
+            return 'task %d has ended already' % task.id
+        task.resume = ('error', V.make_error('cancelled ' + reason))
+        task.parked = False
+        if task in w.ready or task in w.running.values():
+            # A turn under way (in this or another worker) or due: the error
+            # meets it at its next step; a worker running it now conflicts
+            # with this change and runs the turn again from here.
+            return None
+        self.detach(task)
+        self.make_ready(task)
+        return None
 
     def detach(self, task):
         """Take `task` out of the ready queue and of what it waits for."""
@@ -576,17 +750,31 @@ class Scheduler(Host):
             if q.takers and task in q.takers:
                 q.takers.remove(task)
                 q._p_changed = True
+        elif type(waiting) is tuple and waiting and waiting[0] == 'import':
+            for t in w.tasks.values():
+                if t.importer is task:
+                    t.importer = None
+        # A service that suspends tasks forgets this one's request
+        # (`release`), so its answer never makes the task ready again.
+        for st in w.services.values():
+            release = getattr(st, 'release', None)
+            if release is not None:
+                release(task)
 
     def fail_internal(self, task, exc):
         import traceback as tb
         self.fail_task(task, 'internal error: %s: %s' % (type(exc).__name__, exc))
-        self.err.write(''.join(tb.format_exception(type(exc), exc, exc.__traceback__)))
+        text = ''.join(tb.format_exception(type(exc), exc, exc.__traceback__))
+        if self.oplog is None or not self.oplog.note(text):
+            self.err.write(text)
 
     def turn(self, task):
         """Run one task until it waits, ends or fails, checkpointing a long
-        computation every SLICE_SECONDS."""
+        computation every SLICE_SECONDS and holding it to the turn limits."""
         tid = task.id
-        start = time.time()
+        start = slice_start = time.time()
+        written = 0
+        warned = False
         task.state = 'running'
         self.world.running[self.worker] = task
         while True:
@@ -596,14 +784,56 @@ class Scheduler(Host):
             if self.after_slice is not None:
                 self.after_slice(self)
                 task = self.world.tasks[tid]
-            if time.time() - start >= self.SLICE_SECONDS:
+            now = time.time()
+            if now - slice_start >= self.SLICE_SECONDS:
+                before = self.stored_size()
                 self.end_turn()
-                start = time.time()
+                if before is not None:
+                    written += max(0, self.stored_size() - before)
+                if _DIE_IN_TURN is not None and task.name == _DIE_IN_TURN:
+                    os._exit(137)        # test mode: as the OOM killer would
+                slice_start = time.time()
+            problem = self.runaway(task, now - start, written)
+            if problem is not None:
+                if warned:
+                    raise RunawayTurn(problem + ', and went on after that error')
+                # The program may catch it and wrap up; if it goes on as
+                # long again, it is parked (RunawayTurn).
+                task.resume = ('error', V.make_error(problem))
+                warned = True
+                start = now
+                written = 0
         del self.world.running[self.worker]
+        if task.crashes:
+            task.crashes = 0
         self.settle(task, status)
-        self.end_turn()
+        if self.grouped is not None:
+            self.grouped += 1       # run_ready commits the group
+        else:
+            self.end_turn()
         if self.after_slice is not None:
             self.after_slice(self)
+
+    def runaway(self, task, seconds, written):
+        """Why the turn of `task` must stop, or None."""
+        if seconds >= self.TURN_LIMIT:
+            return 'ran %g s without waiting (the turn limit)' % self.TURN_LIMIT
+        if written > self.MAX_TURN_WRITE:
+            return 'stored %d MB in one turn (the limit is %d MB)' % (
+                written >> 20, self.MAX_TURN_WRITE >> 20)
+        depth = 0
+        f = task.frame
+        while f is not None:
+            depth += 1
+            if depth > self.MAX_DEPTH:
+                return 'recursion deeper than %d calls' % self.MAX_DEPTH
+            f = f.caller
+        return None
+
+    def stored_size(self):
+        """The database's size in bytes, to measure what a turn writes (None
+        when unknown: memory runs)."""
+        return self.size_hook() if self.size_hook is not None else None
 
     def settle(self, task, status):
         w = self.world
@@ -693,21 +923,33 @@ class Scheduler(Host):
         """The end of a turn: the durable runtime commits here; then the output
         the turn produced is delivered (so a crash never prints a line twice)."""
         if self.after_turn is not None:
-            self.after_turn(self)
+            with committing:
+                self.after_turn(self)
         self.flush()
 
     def flush(self):
-        """Deliver the output of committed turns: printed text, then reports."""
+        """Deliver the output of committed turns: printed text and error
+        reports, in the order the turns produced them (several turns may
+        share a commit)."""
         if self.quiet:
             return
-        if self.buffer:
-            self.out.write(''.join(self.buffer))
-            self.out.flush()
-            del self.buffer[:]
+        buffer = self.buffer
+        done = 0
         if self.reports:
-            self.err.write(''.join(self.reports))
-            self.err.flush()
+            main = self.world.main_task
+            for at, task, text in self.reports:
+                if at > done:
+                    self.out.write(''.join(buffer[done:at]))
+                    self.out.flush()
+                    done = at
+                if self.oplog is None or task is main or not self.oplog.report(task, text):
+                    self.err.write(text)
+                    self.err.flush()
             del self.reports[:]
+        if len(buffer) > done:
+            self.out.write(''.join(buffer[done:]))
+            self.out.flush()
+        del buffer[:]
 
     # ------------------------------------------------------------ reports
     def report(self, task):
@@ -716,7 +958,7 @@ class Scheduler(Host):
         if task.reported:
             return
         task.reported = True
-        self.reports.append(format_report(task))
+        self.reports.append((len(self.buffer), task, format_report(task)))
 
 
 def format_report(task):

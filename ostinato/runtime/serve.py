@@ -15,7 +15,7 @@ import socket
 import threading
 import time
 
-from .scheduler import Scheduler
+from .scheduler import Scheduler, committing
 from .store import Store, StoreError, open_storage
 
 
@@ -85,11 +85,15 @@ class Server:
     """The serve loop over a database."""
 
     def __init__(self, db=None, out=None, err=None, worker='main', watch_seconds=1.0,
-                 services=(), accept_truncation=False):
+                 services=(), memory=False, accept_truncation=False):
         import sys
         db = db or os.environ.get('OSTINATO_DB') or 'ostinato.fs'
         self.zeo = None
-        if db.startswith('zeo:'):
+        self.shared = db.startswith('zeo:')
+        if memory:
+            # Nothing to share: no file names a socket for repl and tasks.
+            self.store = Store(memory=True)
+        elif self.shared:
             self.store = Store(db)
         else:
             if live_socket(db):
@@ -120,9 +124,13 @@ class Server:
         store = self.store
         sched = Scheduler(store.world, out=self.out, err=self.err)
         sched.worker = self.worker
-        sched.claim = True
+        # Workers that share an outside ZEO server claim each task in a
+        # commit of its own, so two never run it at once; a database served
+        # by this process has no other worker (the REPL runs no one's turns).
+        sched.claim = self.shared
         sched.after_turn = lambda s: store.commit()
         sched.abort_hook = lambda s: store.abort()
+        sched.size_hook = store.size
         sched.idle_hook = self._idle
         sched.transact_hook = store.transact
         sched.services = self.services
@@ -130,11 +138,13 @@ class Server:
 
     def _idle(self, sched, seconds):
         # A new transaction shows what other clients committed meanwhile.
-        self.store.abort()
+        with committing:
+            self.store.abort()
         now = time.time()
         if now - self.last_watch >= self.watch_seconds:
             self.last_watch = now
-            self.store.transact(sched.upgrade_all)
+            with committing:
+                self.store.transact(sched.upgrade_all)
             if sched.world.ready:
                 return
         busy = [s for s in sched.services if s.busy(sched)]
@@ -142,7 +152,8 @@ class Server:
             busy[0].wait(seconds)
         else:
             time.sleep(seconds)
-        self.store.abort()
+        with committing:
+            self.store.abort()
 
     def serve(self):
         """Run every task until interrupted (KeyboardInterrupt; the CLI turns
@@ -152,7 +163,8 @@ class Server:
         def prepare():
             sched.recover()
             sched.upgrade_all()
-        self.store.transact(prepare)
+        with committing:
+            self.store.transact(prepare)
         sched.run(forever=True)
 
     def close(self):

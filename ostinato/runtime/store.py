@@ -243,6 +243,15 @@ class Store:
         except _unreadable() as e:
             raise _damaged(self.db.ostinato_name or self.storage.getName(), e) from None
 
+    def size(self):
+        """The storage's size in bytes (None in memory)."""
+        if isinstance(self.storage, MappingStorage):
+            return None
+        try:
+            return self.storage.getSize()
+        except Exception:
+            return None
+
     def commit(self, note=None):
         if note:
             self.tm.get().note(note)

@@ -36,7 +36,7 @@ from ..compiler.code import (ADD, CALL, CONST, DUP, EQ, FOR_ITER, GE, GT, JUMP, 
                              NOT, POP, RETURN, RETURN_CONST, RETURN_LOCAL, SETUP_TRY,
                              STORE_GLOBAL, STORE_LOCAL, SUB,
                              WATCH_END_BANG, WATCH_END_UNTIL, WATCH_END_WHILE)
-from . import ops
+from . import limits, ops
 from . import values as V
 from .values import BUILTINS
 
@@ -182,7 +182,11 @@ class _Block:
         self.starts = starts
         self.lines = []
         self.env = {'unbound_global': _unbound_global, 'equal': ops.equal,
-                    'truthy': ops.truthy}
+                    'truthy': ops.truthy,
+                    # Operands past these bounds take the general path, which
+                    # holds results to vm/limits.py.
+                    'half_int': 1 << (limits.MAX_INT_BITS // 2),
+                    'max_string': limits.MAX_STRING}
         self.vstack = []      # (python expression, kind): the values pushed so far
         self.ntemps = 0
         self.read_module = False
@@ -414,6 +418,10 @@ class _Block:
         for want in (('int', 'str') if op == ADD or op in _COMPARES else ('int',)):
             if kx in (want, None) and ky in (want, None):
                 tests = ['type(%s) is %s' % (e, want) for e, k in ((x, kx), (y, ky)) if k is None]
+                if op == MUL:
+                    tests += ['-half_int < %s < half_int' % e for e in (x, y)]
+                elif op == ADD and want == 'str':
+                    tests.append('len(%s) + len(%s) <= max_string' % (x, y))
                 if op == MOD:
                     if y in self.env:         # a constant divisor
                         if self.env[y] == 0:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from . import ops, printing, timefmt
+from . import limits, ops, printing, timefmt
 from .values import (
     BUILTINS, Builtin, OList, OMap, OObject, OQueue, OSet, OstError, OType,
     Span, kind,
@@ -44,7 +44,9 @@ def _items(name, x):
     if t is Span:
         if x.stop is None:
             raise OstError(name + '() cannot use an endless span')
-        return list(x.range())
+        r = x.range()
+        limits.check_items(len(r))
+        return list(r)
     raise _reject(name, x)
 
 
@@ -151,6 +153,8 @@ def _set_add(s, v):
 def b_append(collection, value):
     t = type(collection)
     if t is OList:
+        if len(collection.items) >= limits.MAX_ITEMS:
+            limits.check_items(len(collection.items) + 1)
         collection.items.append(value)
         collection.changed()
     elif t is OSet:
@@ -167,6 +171,7 @@ def b_extend(collection, items):
         raise _reject('extend', collection)
     new = _items('extend', items)
     if t is OList:
+        limits.check_items(len(collection.items) + len(new))
         collection.items.extend(new)
     else:
         for v in new:

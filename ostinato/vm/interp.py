@@ -20,7 +20,7 @@ never touches a database.
 from __future__ import annotations
 
 from ..compiler.code import *  # noqa: F401,F403 -- opcodes
-from . import ops
+from . import limits, ops
 from .printing import display, to_str
 from .values import (BUILTINS, Builtin, Curried, Frame, Function, OList, OMap, OModule,
                      OObject, OQueue, OSet, OstError, OstRaise, OType, Span, Task,
@@ -31,6 +31,8 @@ from .taskbuiltins import Suspend
 from .blocks import RUN_BLOCK, forget_layout, function_layout, runnable
 
 WATCH = 'watch'      # marker in Frame.handlers for an active watched evaluation
+# Int operands below this multiply without a size check (vm/limits.py).
+_HALF_INT = 1 << (limits.MAX_INT_BITS // 2)
 _MISSING = object()
 
 
@@ -281,8 +283,19 @@ class VM:
     def _unwind(self, task, frame, value):
         """Unwind `task` from `frame` with the raised `value`: pop watch markers
         and frames until a try handler takes it.  Returns None when caught
-        (task.frame is then the handling frame), else 'failed'."""
-        tb = []
+        (task.frame is then the handling frame), else 'failed'.
+
+        A catch block that raises the very value it caught again (to let
+        what it does not handle go on) does not hide where that value came
+        from: the report names the first raise and every frame it unwound.
+        What was unwound is kept in a volatile attribute (`_v_`, never
+        stored), so only a re-raise within the same process sees it."""
+        caught = getattr(task, '_v_caught', None)
+        if caught is not None and caught[0] is value:
+            task.raised_at = caught[1]
+            tb = list(caught[2])
+        else:
+            tb = []
         while True:
             hs = frame.handlers
             while hs:
@@ -293,6 +306,7 @@ class VM:
                         task.reads = None
                     continue
                 handler_pc, depth = h
+                task._v_caught = (value, task.raised_at, tb)
                 del frame.stack[depth:]
                 frame.stack.append(value)
                 frame.pc = handler_pc
@@ -729,7 +743,8 @@ class VM:
                 elif op == MUL:
                     b = stack.pop()
                     a = stack[-1]
-                    if type(a) is int and type(b) is int:
+                    if type(a) is int and type(b) is int and -_HALF_INT < a < _HALF_INT \
+                            and -_HALF_INT < b < _HALF_INT:
                         stack[-1] = a * b
                     else:
                         stack[-1] = ops.binop('*', a, b)
@@ -874,7 +889,10 @@ class VM:
                         continue
                     parts = stack[-arg:]
                     del stack[-arg:]
-                    stack.append(''.join(parts))
+                    s = ''.join(parts)
+                    if len(s) > limits.MAX_STRING:
+                        limits.check_string(len(s))
+                    stack.append(s)
                 elif op == FORMAT:
                     v = stack[-1]
                     if reads is not None and isinstance(v, _TRACKED):
@@ -886,6 +904,8 @@ class VM:
                 elif op == LIST_APPEND:
                     v = stack.pop()
                     acc = stack[-1 - arg]
+                    if len(acc.items) >= limits.MAX_ITEMS:
+                        limits.check_items(len(acc.items) + 1)
                     acc.items.append(v)
                     acc._p_changed = True   # it may be stored already (a checkpoint)
                 elif op == MAP_ADD:
@@ -894,6 +914,8 @@ class VM:
                     acc = stack[-1 - arg]
                     acc._p_changed = True
                     d = acc.d
+                    if len(d) >= limits.MAX_ITEMS:
+                        limits.check_items(len(d) + 1)
                     if v is None:
                         d.pop(k, None)
                     else:
@@ -902,6 +924,8 @@ class VM:
                     v = stack.pop()
                     if v is not None:
                         acc = stack[-1 - arg]
+                        if len(acc.d) >= limits.MAX_ITEMS:
+                            limits.check_items(len(acc.d) + 1)
                         acc.d[ops.map_key(v)] = None
                         acc._p_changed = True
                 elif op == GET_ITER:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import operator
 
+from . import limits
 from .printing import display
 from .values import (
     Builtin, Curried, Frame, Function, OList, OMap, OModule, OObject, OQueue,
@@ -77,9 +78,14 @@ def _add(a, b):
         except OverflowError:
             raise OstError(_OVERFLOW) from None
     if ta is tb:
-        if ta is str or ta is tuple:
+        if ta is str:
+            limits.check_string(len(a) + len(b))
+            return a + b
+        if ta is tuple:
+            limits.check_items(len(a) + len(b))
             return a + b
         if ta is OList:
+            limits.check_items(len(a.items) + len(b.items))
             return OList(a.items + b.items)
     raise _operands('+', a, b)
 
@@ -96,6 +102,11 @@ def _sub(a, b):
 
 
 def _repeat(seq, n):
+    if n > 0:
+        if type(seq) is str:
+            limits.check_string(len(seq) * n)
+        else:
+            limits.check_items(len(seq.items if type(seq) is OList else seq) * n)
     try:
         if type(seq) is OList:
             return OList(seq.items * n)
@@ -108,6 +119,8 @@ def _mul(a, b):
     ta = type(a)
     tb = type(b)
     if (ta is int or ta is float) and (tb is int or tb is float):
+        if ta is int and tb is int:
+            limits.check_int_bits(a.bit_length() + b.bit_length())
         try:
             return a * b
         except OverflowError:
@@ -152,19 +165,15 @@ def _mod(a, b):
         raise OstError(_OVERFLOW) from None
 
 
-# An int power whose result would have more bits than this is refused rather
-# than left to exhaust memory (or run for hours) inside one instruction.
-_MAX_POW_BITS = 1 << 32
-
-
 def _pow(a, b):
     ta = type(a)
     tb = type(b)
     if not ((ta is int or ta is float) and (tb is int or tb is float)):
         raise _operands('^', a, b)
-    if ta is int and tb is int and b > 0 and a not in (0, 1, -1) \
-            and (a.bit_length() - 1) * b > _MAX_POW_BITS:
-        raise OstError(_TOO_LARGE)
+    if ta is int and tb is int and b > 0 and a not in (0, 1, -1):
+        # Refused before it is computed: one instruction must not exhaust
+        # memory or run for hours (vm/limits.py).
+        limits.check_int_bits((a.bit_length() - 1) * b + 1)
     try:
         r = a ** b
     except ZeroDivisionError:

@@ -411,6 +411,8 @@ class Task(Persistent):
     since = None
     waiting = None
     ready_link = None         # its place in the ready queue (runtime.world.ReadyQueue)
+    parked = False            # stopped by the runtime, waiting for the operator
+    crashes = 0               # process stops in its current turn (runtime recover)
 
     def __init__(self, tid, name, frame):
         self.id = tid

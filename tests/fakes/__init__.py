@@ -14,6 +14,7 @@ the fake received:
         fake.reply({'wrong': 1})               # a schema miss is just another reply
         fake.fail(500, 'boom')                 # an HTTP error with the server's error body
         fake.delay(2.0, {'late': True})        # answer only after 2 s
+        fake.hold({'late': True})              # answer only when the test calls fake.release()
         fake.model_not_found()                 # the server's "unknown model" answer
         fake.hang_up()                         # close the connection without answering
         ...
@@ -58,6 +59,7 @@ class FakeServer:
         self._queue: deque = deque()
         self._lock = threading.Lock()
         self._stopped = threading.Event()
+        self._released = threading.Event()
         self._server: Optional[ThreadingHTTPServer] = None
         self._thread: Optional[threading.Thread] = None
         self.url = ''
@@ -123,6 +125,15 @@ class FakeServer:
         then = ('text', value if isinstance(value, str) else json.dumps(value), {})
         self._push(('delay', seconds, then))
 
+    def hold(self, value: Any = None) -> None:
+        """Answer `value` (as in `reply`) only once the test calls `release()`:
+        a model that thinks exactly as long as the test needs."""
+        then = ('text', value if isinstance(value, str) else json.dumps(value), {})
+        self._push(('hold', then))
+
+    def release(self) -> None:
+        self._released.set()
+
     def hang_up(self) -> None:
         self._push(('hangup',))
 
@@ -179,6 +190,11 @@ class FakeServer:
         elif kind == 'delay':
             if not self._stopped.wait(behaviour[1]):
                 self._perform(handler, behaviour[2], body)
+        elif kind == 'hold':
+            while not (self._released.wait(0.05) or self._stopped.is_set()):
+                pass
+            if not self._stopped.is_set():
+                self._perform(handler, behaviour[1], body)
         elif kind == 'hangup':
             handler.close_connection = True
         else:

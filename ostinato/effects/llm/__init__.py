@@ -21,14 +21,18 @@ contract ("Reply with a JSON object matching this JSON schema: ..."), for
 every backend, since constrained decoding does not show the schema to the
 model.
 `complete` raises `LLMError` (final; the message starts 'llm: ') or
-`LLMUnavailable` (transient: the caller retries later).
+`LLMUnavailable` (transient: the caller retries later), or its kind
+`LLMCrashed` (the model's process died on this request: retried once).
+`complete(request, progress=f)` calls f(attempt, tokens) while a backend
+that can tell (the embedded one) generates, for a progress display.
 
 Backends: `ollama` (ollama.py), `openai` (openai_compat.py), `embedded`
-(embedded.py, llama.cpp in-process), `scripted` (scripted.py, replies from a
-file), and `auto`, which picks Ollama if it answers, else the embedded model.
+(embedded.py: llama.cpp in a child process, model_worker.py), `scripted`
+(scripted.py, replies from a file), and `auto`, which picks Ollama if it
+answers, else the embedded model.
 """
 from .client import LLMClient
 from .config import LLMConfig
-from .errors import LLMError, LLMUnavailable
+from .errors import LLMCrashed, LLMError, LLMUnavailable
 
-__all__ = ['LLMClient', 'LLMConfig', 'LLMError', 'LLMUnavailable']
+__all__ = ['LLMClient', 'LLMConfig', 'LLMCrashed', 'LLMError', 'LLMUnavailable']

@@ -7,7 +7,7 @@ re-asking, which the client does the same way for every backend.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 
 @dataclass
@@ -19,6 +19,13 @@ class Ask:
     model: Optional[str]        # the request's model, else the config's; None: the backend's default
     temperature: Optional[float]
     attempt: int                # 0 for the first ask, 1 and 2 for re-asks
+    # Called now and then with the number of reply tokens so far, by the
+    # backends that can tell (the embedded model), for a progress display.
+    progress: Optional[Callable[[int], None]] = None
+
+    def report(self, tokens: int) -> None:
+        if self.progress is not None:
+            self.progress(tokens)
 
 
 @dataclass
@@ -37,6 +44,9 @@ class Backend:
 
     def chat(self, ask: Ask) -> Turn:
         raise NotImplementedError
+
+    def close(self) -> None:
+        """Stop whatever the backend started; a later chat may start it again."""
 
 
 def as_int(value) -> Optional[int]:

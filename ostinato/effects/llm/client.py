@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Optional
+from typing import Callable, Optional
 
 from .base import Ask, Backend
 from .config import DEFAULT_OLLAMA_MODEL, LLMConfig, check_backend
@@ -78,12 +78,21 @@ class LLMClient:
                 self._backend = _make_backend(name, self.config)
             return self._backend
 
+    def close(self) -> None:
+        """Let the backend stop what it runs (the embedded model's process)."""
+        with self._lock:
+            backend = self._backend
+        if backend is not None:
+            backend.close()
+
     @property
     def backend_name(self) -> str:
         """The backend in use, after 'auto' is resolved (which this may do)."""
         return self.backend.name
 
-    def complete(self, request: dict) -> dict:
+    def complete(self, request: dict, progress: Optional[Callable[[int, int], None]] = None) -> dict:
+        """`progress`, if given, is called as progress(attempt, tokens) while
+        a backend that can tell generates (attempt counts from 1)."""
         started = time.monotonic()
         prompt = request.get('prompt')
         if not isinstance(prompt, str):
@@ -109,8 +118,11 @@ class LLMClient:
         for attempt in range(MAX_ATTEMPTS):
             sent = [dict(m) for m in messages]
             t0 = time.monotonic()
+            report = None
+            if progress is not None:
+                report = (lambda n, attempt=attempt: progress(attempt + 1, n))
             turn = backend.chat(Ask(request=request, messages=sent, schema=schema, model=model,
-                                    temperature=temperature, attempt=attempt))
+                                    temperature=temperature, attempt=attempt, progress=report))
             reply, problem = check_reply(turn.raw, schema)
             told = describe(problem, turn.truncated, turn.limit) if problem else None
             exchanges.append({'messages': sent, 'raw': turn.raw, 'problem': told,

@@ -93,7 +93,9 @@ class LLMConfig:
 
     `num_predict` caps the reply length in tokens (a model stuck emitting
     whitespace would otherwise run until the timeout); the embedded backend
-    caps it further at 256 tokens, since it runs on the CPU in-process.
+    caps it further at 256 tokens, since it runs on the CPU.  `timeout` is
+    how long one HTTP answer may take, and for the embedded model how long
+    one attempt may generate.
     """
     backend: str = 'auto'
     model: Optional[str] = None

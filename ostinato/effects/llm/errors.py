@@ -6,6 +6,10 @@ what to do.  `LLMUnavailable` is transient: the model could not be reached
 or the server broke down (refused, timed out, HTTP 5xx); the durable queue
 keeps the task waiting and tries again later, and `str(e)` is the one line it
 logs each time, so it must name the server and the likely fix.
+`LLMCrashed` is the transient failure that may be the request's own fault:
+the model's process died while answering it.  The queue asks once more, and
+if the process dies on the same request again, answers it with an error
+instead of crashing the model forever.
 """
 
 
@@ -26,3 +30,8 @@ class LLMError(Exception):
 
 class LLMUnavailable(Exception):
     """The model cannot be reached right now; ask again later."""
+
+
+class LLMCrashed(LLMUnavailable):
+    """The model's process died (or hung) while answering this request; its
+    message says how it ended and where its log is."""

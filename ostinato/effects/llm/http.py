@@ -48,8 +48,12 @@ def server_message(payload: Any, text: str) -> str:
 def exchange(method: str, url: str, *, service: str, hint: str, read_timeout: float,
              body: Optional[dict] = None, headers: Optional[dict] = None,
              connect_timeout: float = CONNECT_TIMEOUT,
-             message_of: Callable[[Any, str], str] = server_message) -> Tuple[int, Any, str]:
-    """(status, parsed JSON body or None, body text) for a 2xx-4xx answer.
+             message_of: Callable[[Any, str], str] = server_message,
+             rejection: Optional[Callable[[Any, str], bool]] = None) -> Tuple[int, Any, str]:
+    """(status, parsed JSON body or None, body text) for a 2xx-4xx answer,
+    and for a 5xx answer that `rejection(payload, text)` says is the
+    server refusing this request (some servers answer a request they cannot
+    validate with HTTP 500) rather than breaking down.
 
     `service` names the server in messages ("Ollama at http://..."), `hint`
     is the fix suggested when it cannot be reached.
@@ -82,7 +86,7 @@ def exchange(method: str, url: str, *, service: str, hint: str, read_timeout: fl
         payload = json.loads(text) if text.strip() else None
     except ValueError:
         payload = None
-    if resp.status_code >= 500:
+    if resp.status_code >= 500 and not (rejection is not None and rejection(payload, text)):
         raise LLMUnavailable('%s failed with HTTP %d: %s'
                              % (service, resp.status_code, message_of(payload, text)))
     if resp.status_code == 429:

@@ -1,21 +1,55 @@
 """The OpenAI-compatible backend: one `POST /v1/chat/completions` per attempt.
 
 For any server that speaks the OpenAI chat API: llama.cpp's server, vLLM,
-LM Studio, Ollama's /v1.  The schema goes in `response_format`
-(`strict: false`, because servers differ in which schemas they accept as
-strict).  Without a model name the server is asked which it serves, since a
-local server usually serves exactly one.
+LM Studio, Ollama's /v1, llama-cpp-python's server.  Without a model name
+the server is asked which it serves, since a local server usually serves
+exactly one.
+
+Servers differ in how they take a schema.  The backend asks in this order
+and keeps, per server (for the life of the process), the first way the
+server accepts:
+
+  1. `response_format: {"type": "json_schema", "json_schema": {...}}`, the
+     OpenAI form (`strict: false`, since servers differ in which schemas they
+     accept as strict);
+  2. `response_format: {"type": "json_object", "schema": {...}}`, the form of
+     llama-cpp-python's server (which answers the first with HTTP 500);
+  3. no `response_format`: plain text, the schema only in the prompt (which
+     states it for every backend) and the reply checked as always.
+
+A request without a schema uses {"type": "object"}, so one choice serves
+every request.  Moving down happens only on a deterministic rejection (HTTP
+4xx, or a 500 whose body is a validation error); one that the plain form
+gets too is the request's fault and a final `llm:` error, never an outage
+to wait out.
 """
 from __future__ import annotations
 
 import re
 import threading
-from typing import Optional
+from typing import Dict, Optional, Tuple
 
 from .base import Ask, Backend, Turn, as_int
 from .config import LLMConfig
 from .errors import LLMError
 from .http import exchange, server_message
+
+FORMATS = ('json_schema', 'json_object', 'prompt')
+ANY_OBJECT = {'type': 'object'}
+
+# A 500 whose message says one of these is a server refusing the request
+# (pydantic's "1 validation error ..." from llama-cpp-python's server), not
+# a server breaking down.
+_REJECTION = re.compile(r'validation error|input should be|unprocessable|not supported|'
+                        r'unsupported', re.IGNORECASE)
+
+
+def is_rejection(payload, text) -> bool:
+    return bool(_REJECTION.search(server_message(payload, text)))
+
+
+_chosen: Dict[str, str] = {}        # server URL -> the format it accepted first
+_chosen_lock = threading.Lock()
 
 _UNKNOWN_MODEL = re.compile(r'model.*(not found|does not exist|unknown|not available|no such)'
                             r'|(unknown|invalid) model', re.IGNORECASE | re.DOTALL)
@@ -64,36 +98,54 @@ class OpenAIBackend(Backend):
                 self._default_model = ids[0]
             return self._default_model
 
-    def body(self, ask: Ask, model: str) -> dict:
+    def body(self, ask: Ask, model: str, form: str = 'json_schema') -> dict:
         body = {'model': model, 'messages': ask.messages}
         if ask.temperature is not None:
             body['temperature'] = ask.temperature
         body['max_tokens'] = self.config.num_predict
         if self.config.seed is not None:
             body['seed'] = self.config.seed
-        if ask.schema is not None:
+        schema = ask.schema if ask.schema is not None else ANY_OBJECT
+        if form == 'json_schema':
             body['response_format'] = {'type': 'json_schema', 'json_schema': {
-                'name': 'reply', 'schema': ask.schema, 'strict': False}}
-        else:
-            body['response_format'] = {'type': 'json_object'}
+                'name': 'reply', 'schema': schema, 'strict': False}}
+        elif form == 'json_object':
+            body['response_format'] = {'type': 'json_object', 'schema': schema}
         return body
+
+    @property
+    def form(self) -> str:
+        """The way of sending a schema this server is known to accept (the
+        first to try when none is known yet)."""
+        with _chosen_lock:
+            return _chosen.get(self.url, FORMATS[0])
+
+    def _post(self, ask: Ask, model: str, form: str) -> Tuple[int, object, str]:
+        return exchange('POST', self.url + '/v1/chat/completions',
+                        body=self.body(ask, model, form), headers=self.headers,
+                        service=self.service, hint=self.hint, read_timeout=self.config.timeout,
+                        rejection=is_rejection)
 
     def chat(self, ask: Ask) -> Turn:
         model = ask.model or self.default_model()
-        status, payload, text = exchange(
-            'POST', self.url + '/v1/chat/completions', body=self.body(ask, model),
-            headers=self.headers, service=self.service, hint=self.hint,
-            read_timeout=self.config.timeout)
-        message = server_message(payload, text)
-        if status == 404 or (status == 400 and _UNKNOWN_MODEL.search(message)):
-            raise LLMError("llm: %s does not know the model '%s': %s"
-                           % (self.service, model, message))
-        if status in (401, 403):
-            raise LLMError('llm: %s refused the request (HTTP %d: %s); check OSTINATO_OPENAI_KEY'
-                           % (self.service, status, message))
-        if status >= 400:
+        first = self.form
+        for form in FORMATS[FORMATS.index(first):]:
+            status, payload, text = self._post(ask, model, form)
+            message = server_message(payload, text)
+            if status == 404 or (status == 400 and _UNKNOWN_MODEL.search(message)):
+                raise LLMError("llm: %s does not know the model '%s': %s"
+                               % (self.service, model, message))
+            if status in (401, 403):
+                raise LLMError('llm: %s refused the request (HTTP %d: %s); check '
+                               'OSTINATO_OPENAI_KEY' % (self.service, status, message))
+            if status < 400:
+                break
+        else:
             raise LLMError('llm: %s rejected the request (HTTP %d): %s'
                            % (self.service, status, message))
+        if form != first:
+            with _chosen_lock:
+                _chosen[self.url] = form
         try:
             choice = payload['choices'][0]
             content = choice['message'].get('content')

@@ -84,7 +84,9 @@ def check_reply(raw: str, schema: Optional[dict]) -> Tuple[Optional[dict], Optio
     if not text:
         return None, 'was empty'
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        # strict=False: a raw line break inside a string is taken as one;
+        # llama-cpp-python's schema grammars (and so its server) allow them.
+        value = json.loads(text, parse_constant=_reject_constant, strict=False)
     except ValueError as e:
         return None, 'was not valid JSON: %s' % _short(e)
     if not isinstance(value, dict):

@@ -1,0 +1,139 @@
+"""The operator's limits (DESIGN.md §9, issue: runaway skills): a value too
+large to build, a turn that runs too long without waiting, a recursion too
+deep -- each a catchable Error at `file:line:col`, so the other tasks go on;
+a turn that goes on after that error, or that crashes the process again and
+again, parks its task (state 'failed') instead of looping at every start."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+BIN = os.path.join(os.path.dirname(sys.executable), 'ostinato')
+
+
+def run(tmp_path, source, name='p.ost', **env):
+    (tmp_path / name).write_text(source)
+    e = dict(os.environ)
+    e.pop('OSTINATO_DB', None)
+    e.update(env)
+    return subprocess.run([BIN, 'run', '--db', str(tmp_path / 'db.fs'), name], cwd=tmp_path,
+                          env=e, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize('expr,message', [
+    ("'ab' * 10 ^ 9", 'string too large: 2,000,000,000 characters (the limit is 16,777,216)'),
+    ('[0] * 10 ^ 9', 'collection too large: 1,000,000,000 items (the limit is 16,777,216)'),
+    ('str(2 ^ 2 ^ 24)', 'number too large: 16,777,217 bits (the limit is 262,144)'),
+    ('list(0..10 ^ 12)', 'collection too large: 1,000,000,000,000 items'),
+    ('(10 ^ 50000) * (10 ^ 50000)', 'number too large'),
+])
+def test_values_too_large_are_catchable_errors(tmp_path, expr, message):
+    r = run(tmp_path, 'try:\n    x = %s\ncatch e:\n    print(e.message)\n    print(e.where)\n'
+            % expr)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith(message), lines
+    assert lines[1].startswith('p.ost:2:'), lines
+
+
+def test_a_string_doubled_in_a_loop_stops_with_an_error(tmp_path):
+    r = run(tmp_path, 's = "ab"\nwhile true:\n    s = s + s\n')
+    assert r.returncode == 70
+    assert r.stderr.startswith('p.ost:3:'), r.stderr
+    assert 'string too large' in r.stderr and 'Traceback' not in r.stderr
+
+
+def test_interpolation_is_held_to_the_string_limit(tmp_path):
+    r = run(tmp_path, 's = "ab"\nwhile true:\n    s = "{s}{s}"\n')
+    assert r.returncode == 70 and 'string too large' in r.stderr, r.stderr
+
+
+def test_a_turn_that_never_waits_gets_a_catchable_error(tmp_path):
+    r = run(tmp_path, '''\
+spawn:
+    sleep(0.01)
+    print("the other task ran")
+n = 0
+try:
+    while true:
+        n = n + 1
+catch e:
+    print(e.message)
+''', OSTINATO_TURN_LIMIT='1')
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == 'ran 1 s without waiting (the turn limit)\nthe other task ran\n'
+
+
+def test_a_turn_that_goes_on_after_the_error_is_parked(tmp_path):
+    r = run(tmp_path, '''\
+spawn:
+    sleep(0.01)
+    print("the other task ran")
+while true:
+    try:
+        while true:
+            x = 1
+    catch e:
+        x = 2
+''', OSTINATO_TURN_LIMIT='1')
+    assert r.returncode == 70
+    assert r.stdout == 'the other task ran\n'
+    first = r.stderr.splitlines()[0]
+    assert first.startswith('p.ost:'), r.stderr
+    assert 'ran 1 s without waiting (the turn limit), and went on after that error' in first
+    assert '`ostinato tasks retry 1` runs it again' in first
+    r = subprocess.run([BIN, 'tasks', '--db', str(tmp_path / 'db.fs')], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0 and ' failed' in r.stdout, r.stdout + r.stderr
+
+
+def test_recursion_too_deep_is_a_catchable_error(tmp_path):
+    r = run(tmp_path, '''\
+def down(n):
+    return down(n + 1)
+try:
+    down(0)
+catch e:
+    print(e.message)
+print("still here")
+''', OSTINATO_MAX_DEPTH='2000')
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == 'recursion deeper than 2000 calls\nstill here\n'
+
+
+def test_recursion_as_deep_as_programs_need_works(tmp_path):
+    r = run(tmp_path, '''\
+def depth(n):
+    if n == 0:
+        return 0
+    return 1 + depth(n - 1)
+print(depth(20000))
+''')
+    assert (r.returncode, r.stdout) == (0, '20000\n'), r.stderr
+
+
+def test_a_turn_that_crashes_the_process_again_and_again_is_parked(tmp_path):
+    """The process dies in the same turn at every start (as in an out of
+    memory kill): the third start parks the task instead of running it."""
+    source = '''\
+def boom():
+    n = 0
+    while n < 100000000:
+        n = n + 1
+    print("boom finished")
+spawn boom()
+print("main ran")
+'''
+    outs = []
+    for attempt in range(5):
+        r = run(tmp_path, source, OSTINATO_TEST_DIE_IN_TURN='boom')
+        outs.append(r)
+        if r.returncode != 137:
+            break
+    assert [r.returncode for r in outs] == [137, 137, 137, 0], [r.stderr for r in outs]
+    last = outs[-1]
+    assert "the process stopped 3 times in a row while running this task's turn" in last.stderr
+    assert 'boom finished' not in last.stdout
