@@ -201,7 +201,11 @@ class Store:
         self.db.ostinato_name = _file_of(address)
         self.tm = transaction.TransactionManager()
         self.conn = self.db.open(self.tm)
-        self.world = self._world()
+        try:
+            self.world = self._world()
+        except BaseException:       # e.g. the world's record is damaged
+            self.close()
+            raise
 
     def _world(self):
         root = self.conn.root()
