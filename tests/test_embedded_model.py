@@ -264,6 +264,47 @@ def test_schema_grammars_keep_control_characters_out_of_strings(gemma):
     assert r'char ::= [^"\\] |' not in text
 
 
+def test_schema_grammars_bound_every_free_string(gemma):
+    """Keys and values without a maxLength of their own, and the strings of
+    the schema-less JSON grammar, end after MAX_STRING characters, lists and
+    objects after MAX_MORE more items; a maxLength the schema gives is kept."""
+    import re
+    from ostinato.effects.llm.model_worker import MAX_MORE, MAX_STRING, schema_grammar
+    items = {'type': 'object', 'required': ['items'], 'properties': {'items': {
+        'type': 'object', 'additionalProperties': {'type': 'array', 'items': {'type': 'string'}}}}}
+    for schema in (items, None):
+        text = schema_grammar(schema)._grammar
+        assert '{0,%d} "\\""' % MAX_STRING in text, text
+        assert 'char*' not in text and ')* "\\""' not in text, text
+        assert not re.search(r'\)[*+]', text), text
+        assert text.count('){0,%d}' % MAX_MORE) >= 2, text
+    assert '{0,%d}' % MAX_STRING not in schema_grammar(POEM)._grammar
+
+
+def test_a_string_the_model_would_not_end_is_closed_at_the_bound(gemma):
+    """Asked for far more than a reply holds, the model writes on (Gemma
+    3 270M repeats one sentence) until the string's bound; then the
+    grammar closes the string and the object: a valid reply, well before
+    the token cap, where it used to be cut off mid-string at the cap."""
+    from ostinato.effects.llm.model_worker import MAX_STRING
+    from ostinato.effects.llm.replies import check_reply, user_prompt
+    schema = {'type': 'object', 'properties': {'text': {'type': 'string'}}, 'required': ['text']}
+    prompt = 'List 300 fruits, separated by commas.'
+    process = embedded.ModelProcess(gemma, 2048, 1)
+    try:
+        process.wait_ready()
+        done = process.ask({'messages': [{'role': 'user', 'content': user_prompt(prompt, schema)}],
+                            'schema': schema, 'max_tokens': 400, 'temperature': 0.0},
+                           deadline=PATIENT)
+    finally:
+        process.stop()
+    reply, problem = check_reply(done['content'], schema)
+    assert problem is None, done
+    assert done['finish'] == 'stop', done
+    assert MAX_STRING - 20 < len(reply['text']) <= MAX_STRING, done
+    assert done['reply_tokens'] < 400, done
+
+
 def test_rejection_sampling_picks_what_grammar_first_sampling_picks(gemma):
     """At temperature 0 the fast order (the model's pick, checked by the
     grammar; a short list when it does not fit) gives exactly the reply of
