@@ -12,7 +12,8 @@ log too, so nothing native can write into the protocol or onto the console.
 The protocol is JSON lines.  The child says `{"ready": {...}}` once the
 model is loaded (or `{"fatal": "..."}` and exits).  Then, for each request
 line `{"id", "messages", "schema", "max_tokens", "temperature", "seed",
-"deadline"}` on stdin, it answers `{"id", "progress": TOKENS}` now and then
+"repeat_penalty", "deadline"}` on stdin, it answers `{"id", "progress": TOKENS}` now
+and then
 while it generates, then `{"id", "done": {"content", "finish", "prompt_tokens",
 "reply_tokens", "seconds", "prompt_seconds"}}` (finish: 'stop', 'length' at max_tokens, or
 'deadline' when `deadline` seconds passed), or `{"id", "error": "..."}` for
@@ -285,6 +286,8 @@ class Worker:
             kwargs['temperature'] = float(req['temperature'])
         if req.get('seed') is not None:
             kwargs['seed'] = int(req['seed'])
+        if req.get('repeat_penalty') is not None:
+            kwargs['repeat_penalty'] = float(req['repeat_penalty'])
         self.llama.on_token = on_token
         try:
             result = self.llama.create_chat_completion(**kwargs)
