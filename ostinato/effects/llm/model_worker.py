@@ -13,9 +13,10 @@ The protocol is JSON lines.  The child says `{"ready": {...}}` once the
 model is loaded (or `{"fatal": "..."}` and exits).  Then, for each request
 line `{"id", "messages", "schema", "max_tokens", "temperature", "seed",
 "repeat_penalty", "deadline"}` on stdin, it answers `{"id", "progress":
-TOKENS}` now and then while it generates, then `{"id", "done": {"content", "finish", "prompt_tokens",
-"reply_tokens", "seconds", "prompt_seconds"}}` (finish: 'stop', 'length' at max_tokens, or
-'deadline' when `deadline` seconds passed), or `{"id", "error": "..."}` for
+TOKENS}` now and then while it generates, then `{"id", "done": {"content",
+"finish", "prompt_tokens", "reply_tokens", "seconds", "prompt_seconds"}}`
+(finish: 'stop', 'length' at max_tokens, or 'deadline' when `deadline`
+seconds passed), or `{"id", "error": "..."}` for
 a request llama.cpp refuses (a prompt longer than the context).  It exits
 when stdin closes or its parent is gone.
 
