@@ -247,24 +247,6 @@ def test_garbage_replies(tmp_path, clock):
         store.close()
 
 
-def test_an_answer_that_is_a_question_is_put_to_the_user(tmp_path, clock):
-    """Gemma 3 270M, asked when lunch was, "answers" with the question it
-    means to ask ("When, roughly, was 'lunch'?").  An answer ending in a
-    question mark is a question for the user: the dialogue goes on as if
-    the model had conferred (the seed's script, every confer made such an
-    answer, gives the seed's dialogue)."""
-    script = json.loads((HERE / 'diet.json').read_text())
-    for entry in script:
-        if isinstance(entry.get('reply'), dict) and entry['reply'].get('action') == 'confer':
-            entry['reply']['action'] = 'answer'
-    (tmp_path / 'asks.json').write_text(json.dumps(script))
-    s = Session(tmp_path, clock)
-    s.script = tmp_path / 'asks.json'
-    code, out, err = s.run(LUNCH)
-    assert (code, err) == (0, '')
-    assert s.thread()[:len(LUNCH_THREAD)] == LUNCH_THREAD
-
-
 def test_a_prompt_asking_for_itemize_is_sent_with_the_contracts_schema(tmp_path, clock):
     """The seed's itemize step asks for action='itemize' in prose, with no
     schema; agent() sends core_skills' registered itemize schema with it,
