@@ -33,6 +33,12 @@ COLOUR = {'type': 'object', 'properties': {'colour': {'enum': ['red', 'green', '
 # A reply of some 40 tokens that ends by itself: the grammar bounds the string.
 POEM = {'type': 'object', 'properties': {'poem': {'type': 'string', 'maxLength': 160}},
         'required': ['poem']}
+# A question on which Gemma 3 270M at temperature 0 repeats one sentence
+# ("It is a text file.") without end; written out, so that a change to how
+# the client words its prompts does not change what these tests ask.
+LOOPING = ('List 300 fruits, separated by commas.\n\nReply with a JSON object matching this '
+           'JSON schema: {"type":"object","properties":{"text":{"type":"string"}},'
+           '"required":["text"]}')
 PATIENT = 600     # seconds: generous, the machine is shared; nothing here should take long
 
 
@@ -262,6 +268,69 @@ def test_schema_grammars_keep_control_characters_out_of_strings(gemma):
     text = schema_grammar(POEM)._grammar
     assert r'char ::= [^"\\\x7F\x00-\x1F] |' in text
     assert r'char ::= [^"\\] |' not in text
+
+
+def test_schema_grammars_bound_every_free_string(gemma):
+    """Keys and values without a maxLength of their own, and the strings of
+    the schema-less JSON grammar, end after MAX_STRING characters, lists and
+    objects after MAX_MORE more items; a maxLength the schema gives is kept."""
+    import re
+    from ostinato.effects.llm.model_worker import MAX_MORE, MAX_STRING, schema_grammar
+    items = {'type': 'object', 'required': ['items'], 'properties': {'items': {
+        'type': 'object', 'additionalProperties': {'type': 'array', 'items': {'type': 'string'}}}}}
+    for schema in (items, None):
+        text = schema_grammar(schema)._grammar
+        assert '{0,%d} "\\""' % MAX_STRING in text, text
+        assert 'char*' not in text and ')* "\\""' not in text, text
+        assert not re.search(r'\)[*+]', text), text
+        assert text.count('){0,%d}' % MAX_MORE) >= 2, text
+    assert '{0,%d}' % MAX_STRING not in schema_grammar(POEM)._grammar
+
+
+def test_a_string_the_model_would_not_end_is_closed_at_the_bound(gemma):
+    """Asked for far more than a reply holds, the model writes on (Gemma
+    3 270M repeats one sentence) until the string's bound; then the
+    grammar closes the string and the object: a valid reply, well before
+    the token cap, where it used to be cut off mid-string at the cap."""
+    from ostinato.effects.llm.model_worker import MAX_STRING
+    from ostinato.effects.llm.replies import check_reply
+    schema = {'type': 'object', 'properties': {'text': {'type': 'string'}}, 'required': ['text']}
+    process = embedded.ModelProcess(gemma, 2048, 1)
+    try:
+        process.wait_ready()
+        done = process.ask({'messages': [{'role': 'user', 'content': LOOPING}],
+                            'schema': schema, 'max_tokens': 400, 'temperature': 0.0},
+                           deadline=PATIENT)
+    finally:
+        process.stop()
+    reply, problem = check_reply(done['content'], schema)
+    assert problem is None, done
+    assert done['finish'] == 'stop', done
+    assert MAX_STRING - 20 < len(reply['text']) <= MAX_STRING, done
+    assert done['reply_tokens'] < 400, done
+
+
+def test_the_repeat_penalty_gets_the_model_out_of_a_loop(gemma):
+    """The same question at temperature 0: without a penalty Gemma 3 270M
+    repeats one sentence until the string's bound; with the backend's
+    repeat penalty it does not."""
+    schema = {'type': 'object', 'properties': {'text': {'type': 'string'}}, 'required': ['text']}
+    texts = {}
+    process = embedded.ModelProcess(gemma, 2048, 1)
+    try:
+        process.wait_ready()
+        for penalty in (None, embedded.REPEAT_PENALTY):
+            done = process.ask({'messages': [{'role': 'user', 'content': LOOPING}], 'schema': schema,
+                                'max_tokens': 200, 'temperature': 0.0,
+                                'repeat_penalty': penalty}, deadline=PATIENT)
+            texts[penalty] = json.loads(done['content'])['text']
+    finally:
+        process.stop()
+    def most_repeated(text):
+        sentences = [s.strip() for s in text.split('.') if s.strip()]
+        return max(sentences.count(s) for s in sentences) if sentences else 0
+    assert most_repeated(texts[None]) >= 5, texts
+    assert most_repeated(texts[embedded.REPEAT_PENALTY]) <= 2, texts
 
 
 def test_rejection_sampling_picks_what_grammar_first_sampling_picks(gemma):

@@ -25,6 +25,9 @@ SCHEMA = {
 }
 SCHEMA_JSON = ('{"type":"object","properties":{"action":{"enum":["answer","confer","cancel"]},'
                '"text":{"type":"string"}},"required":["action","text"]}')
+# The schema as the model is shown it: the reply's shape.
+SCHEMA_PROMPT = ('Reply with a JSON object of this shape: '
+                 '{"action": "answer" | "confer" | "cancel", "text": string}')
 GOOD = {'action': 'answer', 'text': 'Noted.'}
 
 
@@ -67,8 +70,7 @@ def test_ollama_request_body_with_schema(ollama):
         'model': 'qwen2.5:3b',
         'messages': [
             {'role': 'system', 'content': 'You keep a food diary.'},
-            {'role': 'user', 'content': 'What did the user eat?\n\nReply with a JSON object '
-                                        'matching this JSON schema: ' + SCHEMA_JSON},
+            {'role': 'user', 'content': 'What did the user eat?\n\n' + SCHEMA_PROMPT},
         ],
         'stream': False,
         'format': SCHEMA,
@@ -118,8 +120,7 @@ def test_openai_request_body_with_schema(openai):
         'model': 'qwen',
         'messages': [
             {'role': 'system', 'content': 'Be brief.'},
-            {'role': 'user', 'content': 'What did the user eat?\n\nReply with a JSON object '
-                                        'matching this JSON schema: ' + SCHEMA_JSON},
+            {'role': 'user', 'content': 'What did the user eat?\n\n' + SCHEMA_PROMPT},
         ],
         'temperature': 0.0,
         'max_tokens': 200,
@@ -246,6 +247,44 @@ def test_invalid_schema_fails_before_asking(ollama):
     assert ollama.requests == []
 
 
+def test_the_prompt_shows_a_schema_as_the_replys_shape():
+    """Gemma 3 270M, shown a JSON Schema, copied its words into the reply
+    ({"items": {"type": ["item"]}}); the prompt shows the reply's shape
+    instead, and the JSON Schema only where a shape cannot say it all."""
+    from ostinato.effects.llm.replies import schema_paragraph, schema_shape
+    itemize = {'type': 'object', 'required': ['action', 'items'], 'properties': {
+        'action': {'type': 'string', 'enum': ['itemize']},
+        'items': {'type': 'object', 'minProperties': 1,
+                  'additionalProperties': {'type': 'array', 'items': {'type': 'string'}}}}}
+    assert schema_shape(itemize) == '{"action": "itemize", "items": {string: [string, ...], ...}}'
+    answers = {'anyOf': [
+        {'type': 'object', 'required': ['action', 'text'],
+         'properties': {'action': {'const': 'answer'}, 'text': {'enum': ['yes', 'no']}}},
+        {'type': 'object', 'required': ['action', 'text'],
+         'properties': {'action': {'enum': ['confer', 'cancel']}, 'text': {'type': 'string'}}}]}
+    assert schema_shape(answers) == ('{"action": "answer", "text": "yes" | "no"} or '
+                                     '{"action": "confer" | "cancel", "text": string}')
+    assert schema_shape({'type': 'object', 'required': ['n', 'ok', 'tags'], 'properties': {
+        'n': {'type': 'integer'}, 'ok': {'type': 'boolean'},
+        'tags': {'type': 'array', 'items': {'type': 'string'}}}}) == \
+        '{"n": integer, "ok": true | false, "tags": [string, ...]}'
+    assert schema_paragraph(SCHEMA) == SCHEMA_PROMPT
+    assert schema_paragraph(None) == 'Reply with a JSON object.'
+    # What a shape cannot say: optional fields, bounds, patterns, fields of
+    # any type, refs.  Those are shown as the JSON Schema.
+    for schema in ({'type': 'object', 'properties': {'a': {'type': 'string'}}},
+                   {'type': 'object', 'required': ['a'],
+                    'properties': {'a': {'type': 'string', 'maxLength': 5}}},
+                   {'type': 'object', 'required': ['a'],
+                    'properties': {'a': {'type': 'string', 'pattern': '^x'}}},
+                   {'type': 'object', 'required': ['text']},
+                   {'type': 'object'},
+                   {'$ref': '#/definitions/x', 'definitions': {'x': {'type': 'object'}}}):
+        assert schema_shape(schema) is None, schema
+        assert schema_paragraph(schema) == ('Reply with a JSON object matching this JSON schema: '
+                                            + json.dumps(schema, separators=(',', ':')))
+
+
 def test_check_reply_details():
     assert check_reply('```json\n{"a": 1}\n```', None) == ({'a': 1}, None)
     assert check_reply('  {"a": 1}\n', None) == ({'a': 1}, None)
@@ -367,7 +406,7 @@ def test_openai_falls_back_to_the_schema_in_the_prompt(openai):
     assert result['reply'] == GOOD
     plain = openai.bodies[2]
     assert 'response_format' not in plain
-    assert plain['messages'][-1]['content'].endswith('matching this JSON schema: ' + SCHEMA_JSON)
+    assert plain['messages'][-1]['content'].endswith(SCHEMA_PROMPT)
     openai.reply(GOOD)
     openai_client(openai, model='m').complete(request(seq=1))
     assert 'response_format' not in openai.bodies[3]

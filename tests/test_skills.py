@@ -247,11 +247,50 @@ def test_garbage_replies(tmp_path, clock):
         store.close()
 
 
+def test_a_prompt_asking_for_itemize_is_sent_with_the_contracts_schema(tmp_path, clock):
+    """The seed's itemize step asks for action='itemize' in prose, with no
+    schema; agent() sends core_skills' registered itemize schema with it,
+    so a model decoding under constraint can only reply that shape (Gemma
+    3 270M, asked without one, opened strings it never closed), and a
+    reply of another shape is asked again quoting the schema's complaint."""
+    script = json.loads((HERE / 'diet.json').read_text())
+    script[:0] = [
+        {'match': 'so far[^\n]*\n[^\n]*ann: 5 at lunch\n\nQuestion: What did you eat',
+         'reply': {'action': 'answer', 'text': 'lunch: 5'}},
+        {'match': 'Re-format "lunch: 5"',
+         'replies': [{'action': 'itemize', 'items': ['lunch', 5]},
+                     {'action': 'itemize', 'items': {'lunch': ['5 crackers']}}]},
+    ]
+    (tmp_path / 'shape.json').write_text(json.dumps(script))
+    s = Session(tmp_path, clock)
+    s.script = tmp_path / 'shape.json'
+    code, out, err = s.run(['12:40 5 at lunch'])
+    assert (code, err) == (0, '')
+    assert out.splitlines() == ['About what time was lunch?']
+    store = Store(s.db)
+    try:
+        entry = next(e for e in log_entries(store.world) if e.prompt.startswith('Re-format'))
+        schema = entry.schema
+        assert schema['required'] == ['action', 'items']
+        assert schema['properties']['action'] == {'type': 'string', 'enum': ['itemize']}
+        assert schema['properties']['items']['additionalProperties'] == \
+            {'type': 'array', 'items': {'type': 'string'}}
+        first = entry.exchanges[0]
+        assert first['messages'][-1]['content'].endswith(
+            'Reply with a JSON object of this shape: '
+            '{"action": "itemize", "items": {string: [string, ...], ...}}')
+        assert first['problem'].startswith('Your reply does not match the schema: ')
+        assert "(at items)" in first['problem']
+        assert entry.reply['items'] == {'lunch': ['5 crackers']}
+    finally:
+        store.close()
+
+
 def test_a_reply_the_log_cannot_hold_does_not_poison_it(tmp_path, clock):
     """The model itemizes "5 at lunch" as {"lunch": 5} (a number where the
     diet log keeps a list of names), however often it is asked: the diet
     skill stores nothing (the shared agent() refuses the reply, as
-    core_skills' 'itemize' contract says), the user hears it went wrong, and
+    core_skills' 'itemize' contract and its schema say), the user hears it went wrong, and
     the next dialogue logs and shows the log as ever.  Before, the entry
     was stored and every later dialogue failed formatting it."""
     script = json.loads((HERE / 'diet.json').read_text())
@@ -272,9 +311,16 @@ def test_a_reply_the_log_cannot_hold_does_not_poison_it(tmp_path, clock):
         '   [2025-03-14T16:05:00-04:00] (just now) cookie',
         '',
     ]
-    assert "llm: the model gave no usable reply after 3 attempts: items['lunch'] is 5, " \
-        "not a list of item names" in err
-    assert len([p for p in s.prompts() if p.startswith('Re-format "lunch: 5"')]) == 3
+    assert "llm: the model gave no valid reply after 3 attempts: its last reply does not " \
+        "match the schema: 5 is not of type 'array' (at items.lunch)" in err
+    # One request, asked three times by the LLM layer, which checks the schema.
+    assert len([p for p in s.prompts() if p.startswith('Re-format "lunch: 5"')]) == 1
+    store = Store(s.db)
+    try:
+        entry = next(e for e in log_entries(store.world) if e.prompt.startswith('Re-format'))
+        assert len(entry.exchanges) == 3
+    finally:
+        store.close()
 
 
 def test_editing_the_skill_while_a_dialogue_waits(tmp_path, clock):

@@ -17,9 +17,10 @@ The result also has `raw` (the last raw text), `model`, `backend`,
 attempts; None when the server does not say) and `exchanges` (per attempt:
 the `messages` sent, the `raw` reply, the `problem` found or None, and its
 `seconds`).  The prompt always ends with a paragraph stating the reply
-contract ("Reply with a JSON object matching this JSON schema: ..."), for
-every backend, since constrained decoding does not show the schema to the
-model.
+contract, for every backend, since constrained decoding does not show the
+schema to the model: the reply's shape ("Reply with a JSON object of this
+shape: {"action": "answer" | "confer", "text": string}") when the schema
+has one, else the JSON Schema itself (replies.schema_paragraph).
 `complete` raises `LLMError` (final; the message starts 'llm: ') or
 `LLMUnavailable` (transient: the caller retries later), or its kinds
 `LLMCrashed` (the model's process died on this request: retried once) and

@@ -42,6 +42,11 @@ from .errors import LLMCrashed, LLMError
 # core for minutes (a reply object is rarely more than 100 tokens).
 MAX_REPLY_TOKENS = 256
 DEFAULT_CONTEXT = 8192
+# Gemma 3 270M falls into loops ("I'm sorry, I didn't eat that.  I'm sorry,
+# I didn't eat that. ...") that fill a reply until its cap; a penalty on
+# the tokens it has just written (llama.cpp's repeat penalty, over the last
+# 64 tokens) gets it out.  The grammar still forces the JSON around them.
+REPEAT_PENALTY = 1.2
 # Loading takes a second or two; a loaded machine may need far more.
 LOAD_TIMEOUT = 300.0
 # Past an attempt's deadline, how long the child may stay silent before it
@@ -302,7 +307,8 @@ class EmbeddedBackend(Backend):
             raise LLMError('llm: the embedded backend needs llama-cpp-python: ' + INSTALL_HINT)
         limit = min(self.config.num_predict, MAX_REPLY_TOKENS)
         request = {'messages': ask.messages, 'schema': ask.schema, 'max_tokens': limit,
-                   'temperature': ask.temperature, 'seed': self.config.seed}
+                   'temperature': ask.temperature, 'seed': self.config.seed,
+                   'repeat_penalty': REPEAT_PENALTY}
         (_, n_ctx, seed), slot = self._slot(path)
         with slot.lock:
             if slot.process is None or not slot.process.alive():

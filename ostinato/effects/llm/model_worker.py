@@ -12,10 +12,11 @@ log too, so nothing native can write into the protocol or onto the console.
 The protocol is JSON lines.  The child says `{"ready": {...}}` once the
 model is loaded (or `{"fatal": "..."}` and exits).  Then, for each request
 line `{"id", "messages", "schema", "max_tokens", "temperature", "seed",
-"deadline"}` on stdin, it answers `{"id", "progress": TOKENS}` now and then
-while it generates, then `{"id", "done": {"content", "finish", "prompt_tokens",
-"reply_tokens", "seconds", "prompt_seconds"}}` (finish: 'stop', 'length' at max_tokens, or
-'deadline' when `deadline` seconds passed), or `{"id", "error": "..."}` for
+"repeat_penalty", "deadline"}` on stdin, it answers `{"id", "progress":
+TOKENS}` now and then while it generates, then `{"id", "done": {"content",
+"finish", "prompt_tokens", "reply_tokens", "seconds", "prompt_seconds"}}`
+(finish: 'stop', 'length' at max_tokens, or 'deadline' when `deadline`
+seconds passed), or `{"id", "error": "..."}` for
 a request llama.cpp refuses (a prompt longer than the context).  It exits
 when stdin closes or its parent is gone.
 
@@ -35,6 +36,7 @@ import faulthandler
 import json
 import math
 import os
+import re
 import signal
 import sys
 import time
@@ -203,12 +205,38 @@ _LOOSE_CHAR = r'char ::= [^"\\] |'
 _JSON_CHAR = r'char ::= [^"\\\x7F\x00-\x1F] |'
 
 
+# A small model can fall into a loop inside a string ("I'm sorry, I didn't
+# eat that.  I'm sorry, ...") or a list ("item", "item_id", "item_name",
+# ...) and stay there until the reply's token cap, a minute on a CPU,
+# leaving JSON cut off mid-string, three times over.  So every string and
+# every list or object the grammar lets it write without a bound of the
+# schema's own is bounded: at the bound the string closes, or the list
+# ends, and the reply goes on.  The bounds are far above what a leaf
+# reply needs (a message to the user, a few items, a time); they only make
+# a runaway end.
+MAX_STRING = 300        # characters
+MAX_MORE = 24           # further items of a list, or members of an object
+_FREE_STRING = r'string ::= "\"" char* "\"" space'
+_BOUNDED_STRING = r'string ::= "\"" char{0,%d} "\"" space' % MAX_STRING
+_FREE_JSON_STRING = ')* "\\"" ws'
+_BOUNDED_JSON_STRING = '){0,%d} "\\"" ws' % MAX_STRING
+# `( "," space item )*`: the rest of a list, or of an object's members.
+_MORE = re.compile(r'\(\s*"," (space|ws) ([^()]*?)\s*\)\*')
+
+
+def _bounded(grammar):
+    return _MORE.sub(lambda m: '( "," %s %s ){0,%d}' % (m.group(1), m.group(2), MAX_MORE), grammar)
+
+
 def schema_grammar(schema):
     from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
     if schema is None:
-        return LlamaGrammar.from_string(JSON_GBNF, verbose=False)
+        assert _FREE_JSON_STRING in JSON_GBNF, 'llama-cpp-python changed its JSON grammar'
+        return LlamaGrammar.from_string(
+            _bounded(JSON_GBNF.replace(_FREE_JSON_STRING, _BOUNDED_JSON_STRING)), verbose=False)
     grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
-    grammar._grammar = grammar._grammar.replace(_LOOSE_CHAR, _JSON_CHAR)
+    grammar._grammar = _bounded(grammar._grammar.replace(_LOOSE_CHAR, _JSON_CHAR).replace(
+        _FREE_STRING, _BOUNDED_STRING))
     return grammar
 
 
@@ -258,6 +286,8 @@ class Worker:
             kwargs['temperature'] = float(req['temperature'])
         if req.get('seed') is not None:
             kwargs['seed'] = int(req['seed'])
+        if req.get('repeat_penalty') is not None:
+            kwargs['repeat_penalty'] = float(req['repeat_penalty'])
         self.llama.on_token = on_token
         try:
             result = self.llama.create_chat_completion(**kwargs)

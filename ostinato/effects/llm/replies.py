@@ -42,11 +42,83 @@ def check_schema(schema: Any) -> None:
 
 def schema_paragraph(schema: Optional[dict]) -> str:
     """Stated in the prompt because servers that constrain the output to the
-    schema (Ollama, llama.cpp) do not show it to the model."""
+    schema (Ollama, llama.cpp) do not show it to the model.
+
+    As the reply's shape when the schema has one (`schema_shape`): a small
+    model shown the JSON Schema itself copies its words into the reply
+    (Gemma 3 270M itemized a meal as {"type": ["item"]}); the JSON Schema
+    only for what a shape cannot say."""
     if schema is None:
         return 'Reply with a JSON object.'
+    shape = schema_shape(schema)
+    if shape is not None:
+        return 'Reply with a JSON object of this shape: ' + shape
     return ('Reply with a JSON object matching this JSON schema: '
             + json.dumps(schema, separators=(',', ':'), ensure_ascii=False))
+
+
+# The keywords a shape renders (annotations are left out); a schema with any
+# other (a pattern, a $ref, bounds) is shown as the JSON Schema it is.
+_SHAPE_KEYS = {'type', 'properties', 'required', 'additionalProperties', 'items', 'enum',
+               'const', 'anyOf', 'oneOf', 'minProperties', 'minItems',
+               'title', 'description', '$schema'}
+# Type names, as TypeScript writes them: a small model shown "..." for a
+# text wrote "...", and shown <text> wrote "<text> | </text>".
+_PLACEHOLDER = {'string': 'string', 'number': 'number', 'integer': 'integer',
+                'boolean': 'true | false', 'null': 'null'}
+
+
+def schema_shape(schema: Any) -> Optional[str]:
+    """The reply a schema asks for, written as JSON with type names for
+    values and `a | b` for a choice: {"action": "answer" | "confer", "text":
+    string}.  None when the schema says more than a shape can."""
+    try:
+        return _shape(schema, 0)
+    except ValueError:
+        return None
+
+
+def _shape(schema: Any, depth: int) -> str:
+    if not isinstance(schema, dict) or depth > 8 or set(schema) - _SHAPE_KEYS:
+        raise ValueError('no shape')
+    dump = lambda v: json.dumps(v, ensure_ascii=False)
+    if 'const' in schema:
+        return dump(schema['const'])
+    if 'enum' in schema:
+        if not schema['enum']:
+            raise ValueError('no shape')
+        return ' | '.join(dump(v) for v in schema['enum'])
+    union = schema.get('anyOf') or schema.get('oneOf')
+    if union is not None:
+        if not isinstance(union, list) or not union or len(schema) > 1:
+            raise ValueError('no shape')
+        return ' or '.join(_shape(s, depth + 1) for s in union)
+    kind = schema.get('type')
+    if kind == 'object' or (kind is None and ('properties' in schema or
+                                              'additionalProperties' in schema)):
+        properties = schema.get('properties') or {}
+        required = schema.get('required') or []
+        extra = schema.get('additionalProperties')
+        if set(required) - set(properties) or not (properties or isinstance(extra, dict)):
+            raise ValueError('no shape')       # fields of any kind: the JSON Schema says so
+        fields = ['%s: %s' % (dump(name), _shape(sub, depth + 1))
+                  for name, sub in properties.items()
+                  if name in required]
+        optional = ['%s: %s' % (dump(name), _shape(sub, depth + 1))
+                    for name, sub in properties.items() if name not in required]
+        if isinstance(extra, dict):
+            fields.append('string: %s, ...' % _shape(extra, depth + 1))
+        elif optional or extra not in (None, False, True):
+            raise ValueError('no shape')       # optional fields: the JSON Schema says which
+        return '{' + ', '.join(fields) + '}'
+    if kind == 'array':
+        items = schema.get('items')
+        if not isinstance(items, dict):
+            raise ValueError('no shape')
+        return '[%s, ...]' % _shape(items, depth + 1)
+    if isinstance(kind, str) and kind in _PLACEHOLDER:
+        return _PLACEHOLDER[kind]
+    raise ValueError('no shape')
 
 
 def user_prompt(prompt: str, schema: Optional[dict]) -> str:
