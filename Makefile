@@ -5,8 +5,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 EMBEDDED_STAMP := $(VENV)/.embedded-stamp
+LINT_STAMP := $(VENV)/.lint-stamp
 
-.PHONY: run test bench clean corpus hint screenshots eval
+.PHONY: run test test-fast lint format bench clean corpus hint screenshots eval
 
 # How to reach the command that `make` installed into .venv.
 hint:
@@ -70,6 +71,25 @@ eval: $(STAMP)
 test: $(STAMP) $(EMBEDDED_STAMP)
 	@$(MAKE) -s hint
 	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+# Everything but the tests marked slow (the crash tests, the browser, the
+# embedded model, whole served runs): a quick signal while working.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m 'not slow'
+
+# ruff (pyflakes, bugbear: bugs, not style) over the tree and mypy over the
+# typed layers (pyproject.toml says which); .ci/run runs it before the tests.
+$(LINT_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[test,lint]'
+	touch $(LINT_STAMP)
+
+lint: $(LINT_STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+# The formatter (settings in pyproject.toml).  Not run by lint or CI yet.
+format: $(LINT_STAMP)
+	$(BIN)/ruff format .
 
 # The README's pictures of the web page, taken by its browser test.
 screenshots: $(STAMP)

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ['OstinatoLexer', 'prompt_lexer', 'RESERVED', 'CONSTANTS',
+__all__ = ['OstinatoLexer',  # noqa: F822 -- made by the module's __getattr__ 'prompt_lexer', 'RESERVED', 'CONSTANTS',
            'WORD_OPERATORS', 'MODE_WORDS', 'FRAME_NAMES', 'BUILTINS']
 
 # docs/language.md §2.

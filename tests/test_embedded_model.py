@@ -9,7 +9,6 @@ schema-constrained questions, since the model runs on a shared CPU.
 import io
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import io
 import json
-import math
 
 import pytest
 from hypothesis import HealthCheck, given, settings

@@ -344,7 +344,8 @@ def test_appending_to_a_thread_of_10000_messages_writes_a_bounded_amount(tmp_pat
         def bytes_per_append(n):
             before = os.path.getsize(db)
             for i in range(n):
-                store.transact(lambda: receive(sched, 'k', 'test', 'k', user, 'message %d' % i))
+                msg = 'message %d' % i
+                store.transact(lambda: receive(sched, 'k', 'test', 'k', user, msg))  # noqa: B023
             return (os.path.getsize(db) - before) / n
 
         for _ in range(600):
