@@ -151,6 +151,22 @@ def test_openai_without_schema_url_with_v1_and_default_model(openai):
     assert result['model'] == 'local-model'
 
 
+def test_openai_default_model_skips_ids_that_are_not_names():
+    """A server's model list is outside input: an id that is not a string
+    is not sent back as the model's name (found by mypy)."""
+    class OddList(FakeOpenAI):
+        def get_routes(self):
+            return {'/v1/models': {'object': 'list', 'data': [
+                {'id': 5}, {'id': ''}, {'id': ['x']}, 'junk', {'id': 'served-model'}]}}
+
+    with OddList() as fake:
+        fake.reply({'ok': True})
+        client = LLMClient(LLMConfig(backend='openai', openai_url=fake.url, openai_key=None))
+        result = client.complete(request(schema=None))
+    assert fake.bodies[0]['model'] == 'served-model'
+    assert result['model'] == 'served-model'
+
+
 def test_openai_needs_a_url():
     client = LLMClient(LLMConfig(backend='openai', openai_url=None))
     with pytest.raises(LLMError, match='OSTINATO_OPENAI_URL'):
