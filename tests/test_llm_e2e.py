@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from fakes.ollama import FakeOllama
 
 from ostinato.effects.llm import LLMUnavailable

@@ -433,11 +433,15 @@ def test_the_chat_shows_typing_while_the_model_works(tg, tmp_path):
         bot.start()
         try:
             tg.user_writes(ANN, 'hi')
+            wrote = time.monotonic()
             wait_until(replied(tg, 'hello'), 'the answer', bot)
+            took = time.monotonic() - wrote
         finally:
             bot.stop()
     typing = [a for a in tg.actions if a['chat_id'] == ANN and a['action'] == 'typing']
-    assert 1 <= len(typing) <= 4, tg.actions      # renewed every 4.5 s, not at every poll
+    # Renewed every 4.5 s while the model works, not at every poll: the
+    # bound follows the time the answer took, however loaded the machine.
+    assert 1 <= len(typing) <= 2 + took / 4.5, (took, tg.actions)
 
 
 def test_a_photo_gets_a_short_answer_and_reaches_no_skill(tg, tmp_path):
