@@ -67,15 +67,17 @@ eval: $(STAMP)
 	$(BIN)/ostinato eval evals/diet.toml evals/recipes.toml --llm $(EVAL_LLM) \
 	    --json .ostinato-eval/latest.json --markdown evals/RESULTS.md $(EVAL_ARGS)
 
-# The tests include the embedded model's: they need the extra.
+# The tests include the embedded model's: they need the extra.  PYTEST_ARGS
+# adds options, e.g. PYTEST_ARGS='--durations=50' (where the time goes).
+PYTEST_ARGS ?=
 test: $(STAMP) $(EMBEDDED_STAMP)
 	@$(MAKE) -s hint
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
 # Everything but the tests marked slow (the crash tests, the browser, the
 # embedded model, whole served runs): a quick signal while working.
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m 'not slow'
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m 'not slow' $(PYTEST_ARGS)
 
 # ruff (pyflakes, bugbear: bugs, not style) over the tree and mypy over the
 # typed layers (pyproject.toml says which); .ci/run runs it before the tests.

@@ -34,12 +34,14 @@ def test_corpus_commit_and_reload(prog):
     assert check(prog, commit_every=5) == []
 
 
+@pytest.mark.slow          # a process per program (and per suspension)
 @pytest.mark.parametrize('prog', PROGS, ids=ids(PROGS))
 def test_corpus_through_the_command(prog, tmp_path):
     """Every program as `ostinato run` in a fresh folder with a fresh database."""
     assert check(prog, folder=tmp_path) == []
 
 
+@pytest.mark.slow          # a process per program (and per suspension)
 @pytest.mark.parametrize('prog', PROGS, ids=ids(PROGS))
 def test_corpus_restarted_at_every_suspension(prog, tmp_path):
     """The process ends right after every suspension is committed; running

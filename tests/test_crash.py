@@ -46,6 +46,9 @@ from pathlib import Path
 
 import pytest
 
+# Slow (kills whole runs again and again): `make test-fast` leaves these out.
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).resolve().parent
 CRASH = HERE / 'crash'
 _EXE = os.path.join(os.path.dirname(sys.executable), 'ostinato')

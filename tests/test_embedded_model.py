@@ -26,6 +26,9 @@ from ostinato.effects.llm_queue import LLMService
 from ostinato.runtime.runner import run_file
 from ostinato.runtime.store import Store
 
+# Slow (the embedded model (llama.cpp) answers): `make test-fast` leaves these out.
+pytestmark = pytest.mark.slow
+
 BIN = os.path.join(os.path.dirname(sys.executable), 'ostinato')
 COLOUR = {'type': 'object', 'properties': {'colour': {'enum': ['red', 'green', 'blue']}},
           'required': ['colour']}

@@ -21,6 +21,9 @@ import pytest
 from fakes.telegram import FakeTelegram
 from test_telegram_channel import ANN, Bot, outbox_counts, replied, texts, wait_until
 
+# Slow (whole bot processes): `make test-fast` leaves these out.
+pytestmark = pytest.mark.slow
+
 EVE = 666
 
 

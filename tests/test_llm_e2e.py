@@ -20,6 +20,9 @@ from ostinato.effects.llm_queue import LLMService
 from ostinato.runtime.runner import run_file
 from ostinato.runtime.store import Store
 
+# Slow (whole runs, some killed): `make test-fast` leaves these out.
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).resolve().parent / 'llm'
 BIN = os.path.join(os.path.dirname(sys.executable), 'ostinato')
 

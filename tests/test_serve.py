@@ -8,6 +8,11 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
+# Slow (serve and ZEO processes): `make test-fast` leaves these out.
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).resolve().parent
 BIN = os.path.join(os.path.dirname(sys.executable), 'ostinato')
 

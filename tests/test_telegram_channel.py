@@ -28,6 +28,9 @@ import pytest
 
 from fakes.telegram import FakeTelegram, TOKEN
 
+# Slow (whole bot processes): `make test-fast` leaves these out.
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).resolve().parent
 COUNTER = HERE / 'telegram' / 'counter.ost'
 _EXE = os.path.join(os.path.dirname(sys.executable), 'ostinato')

@@ -28,6 +28,9 @@ import requests
 from web_support import (DIET, DIET_SCRIPT, HERE, LUNCH, OSTINATO, Client, Served,
                          free_port, wait_until)
 
+# Slow (whole served processes): `make test-fast` leaves these out.
+pytestmark = pytest.mark.slow
+
 PAGES = ['/', '/new', '/c/1', '/api/conversations', '/api/conversations/1', '/events?c=1',
          '/inspect', '/inspect/tasks/1', '/inspect/calls', '/inspect/calls/0',
          '/inspect/threads', '/inspect/threads/web:ann:1', '/inspect/db', '/inspect/events']
