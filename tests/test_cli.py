@@ -4,6 +4,11 @@ import re
 import subprocess
 import sys
 
+import pytest
+
+# Slow (a process per command): `make test-fast` leaves these out.
+pytestmark = pytest.mark.slow
+
 BIN = os.path.join(os.path.dirname(sys.executable), 'ostinato')
 
 

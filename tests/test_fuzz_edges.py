@@ -30,6 +30,9 @@ from ostinato.runtime.runner import run_file
 from ostinato.runtime.scheduler import Scheduler
 from ostinato.runtime.store import Store
 
+# Slow (thousands of generated inputs): `make test-fast` leaves these out.
+pytestmark = pytest.mark.slow
+
 TOKEN = '123456789:AAFakeTokenForTests-abcdefghijk'
 # The same examples at every run (a suite that fails by chance is no test);
 # to explore further, run it with derandomize=False and more examples.
