@@ -112,7 +112,7 @@ def depth(n):
         return 0
     return 1 + depth(n - 1)
 print(depth(20000))
-''')
+''', OSTINATO_TURN_LIMIT='600')   # depth is tested here, not speed: a loaded machine
     assert (r.returncode, r.stdout) == (0, '20000\n'), r.stderr
 
 
