@@ -82,6 +82,7 @@ def _run_until_waiting(prog, db):
     assert p.returncode == 130, err
 
 
+@pytest.mark.slow
 def test_cancel_raises_where_each_task_waits_and_wakes_its_waiters(tmp_path):
     prog = tmp_path / 'w.ost'
     prog.write_text(WAITERS)

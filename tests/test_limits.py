@@ -11,6 +11,10 @@ import sys
 
 import pytest
 
+# Slow (a whole run per limit, some of them long on purpose): `make test-fast`
+# leaves these out.
+pytestmark = pytest.mark.slow
+
 BIN = os.path.join(os.path.dirname(sys.executable), 'ostinato')
 
 
@@ -67,7 +71,6 @@ catch e:
     assert r.stdout == 'ran 1 s without waiting (the turn limit)\nthe other task ran\n'
 
 
-@pytest.mark.slow          # whole runs, again and again
 def test_a_turn_that_goes_on_after_the_error_is_parked(tmp_path):
     r = run(tmp_path, '''\
 spawn:
@@ -116,7 +119,6 @@ print(depth(20000))
     assert (r.returncode, r.stdout) == (0, '20000\n'), r.stderr
 
 
-@pytest.mark.slow          # whole runs, again and again
 def test_a_turn_that_crashes_the_process_again_and_again_is_parked(tmp_path):
     """The process dies in the same turn at every start (as in an out of
     memory kill): the third start parks the task instead of running it."""
