@@ -384,10 +384,10 @@ def check_cycle(prog, cycle, expected, runs, db):
 
 DOWNTIME = '''\
 spawn:
-    sleep(8)
+    sleep(6)
     print("sentinel")
 print("start")
-sleep(5)
+sleep(3)
 print("woke")
 '''
 
@@ -407,12 +407,12 @@ def _wait_for_line(run, text, timeout):
 
 
 def test_timers_that_passed_during_downtime_fire_at_once(tmp_path):
-    """A task sleeping 5 s is killed once it has started sleeping and
-    restarted 6 s later: its timer has passed, so it wakes at once on
+    """A task sleeping 3 s is killed once it has started sleeping and
+    restarted 4 s later: its timer has passed, so it wakes at once on
     restart.  The proof needs no assumption about how fast the machine is:
-    a sentinel task's timer is due 8 s after the first start, so the
+    a sentinel task's timer is due 6 s after the first start, so the
     sleeper wakes before it (deadlines in order) -- unless its timer were
-    started again on restart (then it would be due 11 s or more after the
+    started again on restart (then it would be due 7 s or more after the
     first start, after the sentinel's)."""
     prog = tmp_path / 'downtime.ost'
     prog.write_text(DOWNTIME)
@@ -421,7 +421,7 @@ def test_timers_that_passed_during_downtime_fire_at_once(tmp_path):
     _wait_for_line(first, 'start', RUN_TIMEOUT)   # printed: the sleep is committed
     first.kill()
     assert lines(first.out) == ['start'], first.out
-    time.sleep(6)                                  # the 5 s timer is overdue
+    time.sleep(4)                                  # the 3 s timer is overdue
 
     second = Run(prog, db, tmp_path, 1)
     second.finish('the restarted run')
