@@ -8,8 +8,9 @@ STAMP  := $(VENV)/.installed-stamp
 # run at tiny sizes.
 PEERS_STAMP := $(VENV)/.peers-stamp
 EMBEDDED_STAMP := $(VENV)/.embedded-stamp
+LINT_STAMP := $(VENV)/.lint-stamp
 
-.PHONY: run test bench bench-peers bench-waiting clean corpus hint screenshots eval
+.PHONY: run test test-fast lint format bench bench-peers bench-waiting clean corpus hint screenshots eval
 
 # How to reach the command that `make` installed into .venv.
 hint:
@@ -73,10 +74,32 @@ eval: $(STAMP)
 	$(BIN)/ostinato eval evals/diet.toml evals/recipes.toml --llm $(EVAL_LLM) \
 	    --json .ostinato-eval/latest.json --markdown evals/RESULTS.md $(EVAL_ARGS)
 
-# The tests include the embedded model's: they need the extra.
+# The tests include the embedded model's (and LangGraph's, for bench/peers.py):
+# they need the extras.  PYTEST_ARGS adds options, e.g.
+# PYTEST_ARGS='--durations=50' (where the time goes).
+PYTEST_ARGS ?=
 test: $(STAMP) $(EMBEDDED_STAMP) $(PEERS_STAMP)
 	@$(MAKE) -s hint
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+
+# Everything but the tests marked slow (the crash tests, the browser, the
+# embedded model, whole served runs): a quick signal while working.
+test-fast: $(STAMP) $(PEERS_STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m 'not slow' $(PYTEST_ARGS)
+
+# ruff (pyflakes, bugbear: bugs, not style) over the tree and mypy over the
+# typed layers (pyproject.toml says which); .ci/run runs it before the tests.
+$(LINT_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[test,lint]'
+	touch $(LINT_STAMP)
+
+lint: $(LINT_STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+# The formatter (settings in pyproject.toml).  Not run by lint or CI yet.
+format: $(LINT_STAMP)
+	$(BIN)/ruff format .
 
 # The README's pictures of the web page, taken by its browser test.
 screenshots: $(STAMP)

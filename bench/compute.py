@@ -11,7 +11,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 
-from ostinato.runtime.runner import run_file  # noqa: E402
+from ostinato.runtime.runner import run_file
 
 PROGRAMS = {
     'fib25': ('''

@@ -73,7 +73,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from dialogues import figure, log, percentile, run_case_in_subprocess  # noqa: E402
+from dialogues import figure, log, percentile, run_case_in_subprocess
 
 SYSTEMS = ('ostinato', 'langgraph')
 

@@ -14,7 +14,7 @@ import os
 import platform
 import sys
 from dataclasses import asdict, dataclass, field
-from typing import List, Optional
+from typing import List
 
 
 @dataclass

@@ -37,7 +37,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ['OstinatoLexer', 'prompt_lexer', 'RESERVED', 'CONSTANTS',
+# OstinatoLexer is made by the module's __getattr__ on first use.
+__all__ = ['OstinatoLexer', 'prompt_lexer', 'RESERVED', 'CONSTANTS',  # noqa: F822
            'WORD_OPERATORS', 'MODE_WORDS', 'FRAME_NAMES', 'BUILTINS']
 
 # docs/language.md §2.

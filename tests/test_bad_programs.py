@@ -24,9 +24,11 @@ import shutil
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
+
+# Slow (whole runs of huge and deeply nested programs): `make test-fast` leaves these out.
+pytestmark = pytest.mark.slow
 
 BIN = os.path.join(os.path.dirname(sys.executable), 'ostinato')
 OSTINATO = [BIN] if os.path.exists(BIN) else [sys.executable, '-m', 'ostinato']

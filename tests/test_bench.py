@@ -10,6 +10,11 @@ import re
 import subprocess
 import sys
 
+import pytest
+
+# Slow (a benchmark process each): `make test-fast` leaves these out.
+pytestmark = pytest.mark.slow
+
 BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'bench')
 FIGURE = re.compile(r'^(\w+) (\S+) (\S+)$')
 RATIO = re.compile(r'^ratio (\w+) (\S+)$')

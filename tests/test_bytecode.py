@@ -10,12 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 from ostinato.compiler import code as C
 from ostinato.compiler.code import BYTECODE_VERSION, COMPILER_VERSION, Code
 from ostinato.runtime.runner import run_file
-from ostinato.runtime.store import ROOT_KEY, Store
+from ostinato.runtime.store import Store
 
 HERE = Path(__file__).resolve().parent
 BIN = os.path.join(os.path.dirname(sys.executable), 'ostinato')

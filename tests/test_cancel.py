@@ -10,6 +10,8 @@ import signal
 import subprocess
 import sys
 
+import pytest
+
 from ostinato.runtime.runner import run_file
 from ostinato.runtime.scheduler import Scheduler
 from ostinato.runtime.store import Store
@@ -80,6 +82,7 @@ def _run_until_waiting(prog, db):
     assert p.returncode == 130, err
 
 
+@pytest.mark.slow
 def test_cancel_raises_where_each_task_waits_and_wakes_its_waiters(tmp_path):
     prog = tmp_path / 'w.ost'
     prog.write_text(WAITERS)
@@ -148,6 +151,7 @@ def ost(args, cwd, **kw):
                           **kw)
 
 
+@pytest.mark.slow          # whole processes
 def test_tasks_cancel_on_the_command_line(tmp_path):
     prog = tmp_path / 'w.ost'
     prog.write_text(WAITERS)
@@ -167,6 +171,7 @@ def test_tasks_cancel_on_the_command_line(tmp_path):
     assert 'watcher saw change, sleep, take' in r.stdout, r.stdout + r.stderr
 
 
+@pytest.mark.slow          # whole processes
 def test_tasks_cancel_reaches_a_running_serve(tmp_path):
     prog = tmp_path / 'w.ost'
     prog.write_text(WAITERS)
@@ -195,6 +200,7 @@ def test_tasks_cancel_reaches_a_running_serve(tmp_path):
     assert seen[-1] == 'watcher saw change, sleep, take\n', seen
 
 
+@pytest.mark.slow          # whole processes
 def test_tasks_cancel_and_retry_say_what_is_wrong(tmp_path):
     prog = tmp_path / 'p.ost'
     prog.write_text('print("hi")\n')
@@ -210,6 +216,7 @@ def test_tasks_cancel_and_retry_say_what_is_wrong(tmp_path):
     assert r.returncode == 2 and 'has ended already' in r.stderr, r.stderr
 
 
+@pytest.mark.slow          # whole processes
 def test_tasks_retry_on_the_command_line(tmp_path):
     prog = tmp_path / 'p.ost'
     prog.write_text('''\

@@ -4,6 +4,11 @@ import re
 import subprocess
 import sys
 
+import pytest
+
+# Slow (a process per command): `make test-fast` leaves these out.
+pytestmark = pytest.mark.slow
+
 BIN = os.path.join(os.path.dirname(sys.executable), 'ostinato')
 
 
@@ -176,7 +181,7 @@ def test_doctor_one_line_each_and_json(tmp_path):
     (tmp_path / 'hi.ost').write_text('print("ran")\n')
     env = clean_env(tmp_path)
     assert ost_env('run', 'hi.ost', cwd=tmp_path, env=env).returncode == 0
-    with FakeOllama() as fake:  # noqa
+    with FakeOllama() as fake:
         env = clean_env(tmp_path, OLLAMA_HOST=fake.url, OSTINATO_LLM='ollama',
                         TELEGRAM_BOT_TOKEN='123456:abcdefghijklmnopqrstuvwxyz012345678',
                         TELEGRAM_ALLOWED_USERS='42')

@@ -9,6 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+# Slow (whole runs on the console): `make test-fast` leaves these out.
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).resolve().parent / 'channels'
 BIN = os.path.join(os.path.dirname(sys.executable), 'ostinato')
 

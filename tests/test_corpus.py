@@ -6,9 +6,13 @@ import sys
 
 import pytest
 
-from goldens import CORPUS, check, ids, programs
+from goldens import CORPUS, cases, check, ids, programs
 
 PROGS = programs(CORPUS)
+# depth(3000): in the test modes that store everything, each slice checks the
+# recursion depth by walking every frame, which these modes have just
+# dropped or reloaded -- minutes for this one program.
+DEEP = {'t10_functions'}
 
 
 def test_corpus_present():
@@ -20,13 +24,13 @@ def test_corpus(prog):
     assert check(prog) == []
 
 
-@pytest.mark.parametrize('prog', PROGS, ids=ids(PROGS))
+@pytest.mark.parametrize('prog', cases(PROGS, slow=DEEP))
 def test_corpus_store_everything(prog):
     """Every bit of task state survives pickling between instructions."""
     assert check(prog, store_every=7) == []
 
 
-@pytest.mark.parametrize('prog', PROGS, ids=ids(PROGS))
+@pytest.mark.parametrize('prog', cases(PROGS, slow=DEEP))
 def test_corpus_commit_and_reload(prog):
     """Every change is marked and committed: the run commits to a real ZODB
     every few instructions and drops its object cache, so an unmarked change
@@ -34,12 +38,14 @@ def test_corpus_commit_and_reload(prog):
     assert check(prog, commit_every=5) == []
 
 
+@pytest.mark.slow          # a process per program (and per suspension)
 @pytest.mark.parametrize('prog', PROGS, ids=ids(PROGS))
 def test_corpus_through_the_command(prog, tmp_path):
     """Every program as `ostinato run` in a fresh folder with a fresh database."""
     assert check(prog, folder=tmp_path) == []
 
 
+@pytest.mark.slow          # a process per program (and per suspension)
 @pytest.mark.parametrize('prog', PROGS, ids=ids(PROGS))
 def test_corpus_restarted_at_every_suspension(prog, tmp_path):
     """The process ends right after every suspension is committed; running

@@ -33,6 +33,9 @@ from pathlib import Path
 
 import pytest
 
+# Slow (whole runs on damaged files): `make test-fast` leaves these out.
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).resolve().parent
 _EXE = os.path.join(os.path.dirname(sys.executable), 'ostinato')
 OSTINATO = [_EXE] if os.path.exists(_EXE) else [sys.executable, '-m', 'ostinato']

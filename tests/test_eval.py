@@ -16,6 +16,9 @@ from pathlib import Path
 
 import pytest
 
+# Slow (a process per eval): `make test-fast` leaves these out.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 SKILLS = Path(__file__).resolve().parent / 'skills'
 

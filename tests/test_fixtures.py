@@ -19,6 +19,9 @@ import pytest
 from ostinato.runtime.store import ROOT_KEY
 from ostinato.runtime.world import SCHEMA_VERSION
 
+# Slow (whole runs on every golden database): `make test-fast` leaves these out.
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / 'fixtures'
 VERSIONS = sorted(p.name for p in FIXTURES.glob('schema-*'))

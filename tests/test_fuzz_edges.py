@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import io
 import json
-import math
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -30,6 +29,9 @@ from ostinato.effects.telegram_api import (
 from ostinato.runtime.runner import run_file
 from ostinato.runtime.scheduler import Scheduler
 from ostinato.runtime.store import Store
+
+# Slow (thousands of generated inputs): `make test-fast` leaves these out.
+pytestmark = pytest.mark.slow
 
 TOKEN = '123456789:AAFakeTokenForTests-abcdefghijk'
 # The same examples at every run (a suite that fails by chance is no test);

@@ -12,11 +12,11 @@ import pytest
 
 pytest.importorskip('pygments', reason='pygments is not installed')
 
-from pygments.token import (Comment, Error, Keyword, Name, Number,  # noqa: E402
+from pygments.token import (Comment, Error, Keyword, Name, Number,
                             Operator, Punctuation, String, Whitespace)
 
-from goldens import CORPUS, GOLDEN, ROOT  # noqa: E402
-from ostinato.highlight import OstinatoLexer, prompt_lexer  # noqa: E402
+from goldens import CORPUS, GOLDEN, ROOT
+from ostinato.highlight import OstinatoLexer, prompt_lexer
 
 PROGRAMS = sorted(set(CORPUS.glob('*.ost')) | set(GOLDEN.rglob('*.ost'))
                   | set((ROOT / 'stdlib').glob('*.ost'))

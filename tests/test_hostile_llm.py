@@ -21,11 +21,13 @@ import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
 
 import pytest
 
 from fakes.ollama import FakeOllama
+
+# Slow (whole runs against slow and broken servers): `make test-fast` leaves these out.
+pytestmark = pytest.mark.slow
 
 BIN = os.path.join(os.path.dirname(sys.executable), 'ostinato')
 OSTINATO = [BIN] if os.path.exists(BIN) else [sys.executable, '-m', 'ostinato']

@@ -13,17 +13,16 @@ then one conversation per member.
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
-import subprocess
-import sys
-import time
 
 import pytest
 
-from fakes.telegram import FakeTelegram, TOKEN
+from fakes.telegram import FakeTelegram
 from test_telegram_channel import ANN, Bot, outbox_counts, replied, texts, wait_until
+
+# Slow (whole bot processes): `make test-fast` leaves these out.
+pytestmark = pytest.mark.slow
 
 EVE = 666
 
@@ -301,7 +300,7 @@ def test_two_group_members_each_keep_their_own_diet_log(tg, tmp_path):
     from pathlib import Path
     here = Path(__file__).resolve().parent
     script = tmp_path / 'diet.json'
-    answer = lambda text: {'action': 'answer', 'text': text}       # noqa: E731
+    answer = lambda text: {'action': 'answer', 'text': text}
     script.write_text(json.dumps([
         {'match': 'soup for lunch\n\nQuestion: What did you eat', 'reply': answer('soup, noon')},
         {'match': 'rice for dinner\n\nQuestion: What did you eat', 'reply': answer('rice, 7pm')},

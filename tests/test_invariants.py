@@ -3,11 +3,16 @@ a task in none of these (an orphan) is found and `--repair` queues it
 again, so nothing waits forever for a turn that will never come."""
 from __future__ import annotations
 
+import pytest
+
 import os
 import subprocess
 import sys
 
 from ostinato.runtime.store import Store
+
+# Slow (whole runs and db check): `make test-fast` leaves these out.
+pytestmark = pytest.mark.slow
 
 BIN = os.path.join(os.path.dirname(sys.executable), 'ostinato')
 

@@ -11,6 +11,10 @@ import sys
 
 import pytest
 
+# Slow (a whole run per limit, some of them long on purpose): `make test-fast`
+# leaves these out.
+pytestmark = pytest.mark.slow
+
 BIN = os.path.join(os.path.dirname(sys.executable), 'ostinato')
 
 
@@ -111,7 +115,7 @@ def depth(n):
         return 0
     return 1 + depth(n - 1)
 print(depth(20000))
-''')
+''', OSTINATO_TURN_LIMIT='600')   # depth is tested here, not speed: a loaded machine
     assert (r.returncode, r.stdout) == (0, '20000\n'), r.stderr
 
 

@@ -152,6 +152,22 @@ def test_openai_without_schema_url_with_v1_and_default_model(openai):
     assert result['model'] == 'local-model'
 
 
+def test_openai_default_model_skips_ids_that_are_not_names():
+    """A server's model list is outside input: an id that is not a string
+    is not sent back as the model's name (found by mypy)."""
+    class OddList(FakeOpenAI):
+        def get_routes(self):
+            return {'/v1/models': {'object': 'list', 'data': [
+                {'id': 5}, {'id': ''}, {'id': ['x']}, 'junk', {'id': 'served-model'}]}}
+
+    with OddList() as fake:
+        fake.reply({'ok': True})
+        client = LLMClient(LLMConfig(backend='openai', openai_url=fake.url, openai_key=None))
+        result = client.complete(request(schema=None))
+    assert fake.bodies[0]['model'] == 'served-model'
+    assert result['model'] == 'served-model'
+
+
 def test_openai_needs_a_url():
     client = LLMClient(LLMConfig(backend='openai', openai_url=None))
     with pytest.raises(LLMError, match='OSTINATO_OPENAI_URL'):
@@ -332,13 +348,15 @@ def test_hang_up_is_unavailable(ollama):
 
 
 def test_timeout_is_unavailable(ollama, openai):
-    ollama.delay(5, GOOD)
+    # The fakes would answer after ten minutes (they stop waiting when the
+    # test ends): a call back within a minute was cut by its timeout.
+    ollama.delay(600, GOOD)
     started = time.monotonic()
     with pytest.raises(LLMUnavailable) as info:
         ollama_client(ollama, timeout=0.5).complete(request())
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < 60
     assert str(info.value).startswith('Ollama at %s did not reply within 0.5 s' % ollama.url)
-    openai.delay(5, GOOD)
+    openai.delay(600, GOOD)
     with pytest.raises(LLMUnavailable, match='did not reply within 0.5 s'):
         openai_client(openai, model='m', timeout=0.5).complete(request())
 

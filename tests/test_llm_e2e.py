@@ -11,12 +11,17 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from fakes.ollama import FakeOllama
 
 from ostinato.effects.llm import LLMUnavailable
 from ostinato.effects.llm_queue import LLMService
 from ostinato.runtime.runner import run_file
 from ostinato.runtime.store import Store
+
+# Slow (whole runs, some killed): `make test-fast` leaves these out.
+pytestmark = pytest.mark.slow
 
 HERE = Path(__file__).resolve().parent / 'llm'
 BIN = os.path.join(os.path.dirname(sys.executable), 'ostinato')

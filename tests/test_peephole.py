@@ -280,7 +280,8 @@ def run_plain(tmp_path, name, src, monkeypatch):
         return run(tmp_path, name, src)
 
 
-@pytest.mark.parametrize('name', sorted(PROGRAMS))
+@pytest.mark.parametrize('name', [pytest.param(n, marks=[pytest.mark.slow] if n == 'frames_of_fast_calls' else [])
+                                  for n in sorted(PROGRAMS)])
 def test_same_as_plain_instructions(name, tmp_path, monkeypatch):
     src = PROGRAMS[name]
     want = run_plain(tmp_path, name, src, monkeypatch)

@@ -4,6 +4,8 @@ database others can read is pointed out, the serve log does not fill with
 clients that left, and a database in use says what holds it."""
 from __future__ import annotations
 
+import pytest
+
 import os
 import signal
 import stat
@@ -11,6 +13,9 @@ import subprocess
 import sys
 
 from test_serve import wait_for
+
+# Slow (whole runs and serve): `make test-fast` leaves these out.
+pytestmark = pytest.mark.slow
 
 BIN = os.path.join(os.path.dirname(sys.executable), 'ostinato')
 

@@ -178,6 +178,7 @@ def test_the_seeds_two_exchanges(tmp_path, clock):
     assert current.split('\n')[1] == '[2025-03-14T16:05:00-04:00] ann: cookie just now'
 
 
+@pytest.mark.slow
 def test_every_change_is_stored(tmp_path, clock):
     """The seed's session committing after every step and dropping the
     object cache: a change the skills or the router forgot to store would
@@ -396,6 +397,7 @@ def rerun(tmp_path, env, lines):
                           capture_output=True)
 
 
+@pytest.mark.slow
 def test_kill_while_the_dialogue_waits_for_the_user(tmp_path):
     env = ost_env(tmp_path, OSTINATO_LLM='scripted', OSTINATO_LLM_SCRIPT=str(HERE / 'diet.json'))
     p = start(tmp_path, env)
@@ -410,6 +412,7 @@ def test_kill_while_the_dialogue_waits_for_the_user(tmp_path):
     assert r.stdout.splitlines() == LUNCH_OUT[1:]
 
 
+@pytest.mark.slow
 def test_kill_while_the_model_is_asked(tmp_path):
     """Killed while the model thinks about the first question: the request
     was committed, so the next run asks it again and the dialogue goes on."""

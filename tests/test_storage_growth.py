@@ -3,6 +3,8 @@ does not rewrite its whole history: long lists are stored in chunks."""
 import io
 import os
 
+import pytest
+
 from ostinato.runtime.runner import reload, run_file
 from ostinato.runtime.store import Store
 from ostinato.vm.values import ListChunk, OList
@@ -87,6 +89,7 @@ print(length(u), u["user0"].name, u["user3"].name, u["user5"], u["later39"].name
 '''
 
 
+@pytest.mark.slow
 def test_each_new_map_entry_writes_a_bounded_amount(tmp_path, monkeypatch):
     """A map that grows by one entry per commit (a channel's threads by id)
     writes one chunk and a short index, not all its entries again."""

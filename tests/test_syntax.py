@@ -676,6 +676,7 @@ def _parse_or_syntax_error(source: str) -> None:
         e.format()
 
 
+@pytest.mark.slow
 @settings(max_examples=1500, deadline=None, database=None,
           suppress_health_check=list(HealthCheck))
 @given(st.integers(0, len(SOURCES) - 1), st.randoms(use_true_random=False))
@@ -683,6 +684,7 @@ def test_fuzz_mutated_corpus(which, rnd):
     _parse_or_syntax_error(_mutate(rnd, SOURCES[which]))
 
 
+@pytest.mark.slow
 @settings(max_examples=1500, deadline=None, database=None,
           suppress_health_check=list(HealthCheck))
 @given(st.lists(st.sampled_from(PIECES), max_size=60))

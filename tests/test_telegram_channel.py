@@ -28,6 +28,9 @@ import pytest
 
 from fakes.telegram import FakeTelegram, TOKEN
 
+# Slow (whole bot processes): `make test-fast` leaves these out.
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).resolve().parent
 COUNTER = HERE / 'telegram' / 'counter.ost'
 _EXE = os.path.join(os.path.dirname(sys.executable), 'ostinato')
@@ -344,7 +347,8 @@ def test_appending_to_a_thread_of_10000_messages_writes_a_bounded_amount(tmp_pat
         def bytes_per_append(n):
             before = os.path.getsize(db)
             for i in range(n):
-                store.transact(lambda: receive(sched, 'k', 'test', 'k', user, 'message %d' % i))
+                msg = 'message %d' % i
+                store.transact(lambda: receive(sched, 'k', 'test', 'k', user, msg))  # noqa: B023
             return (os.path.getsize(db) - before) / n
 
         for _ in range(600):
@@ -432,11 +436,15 @@ def test_the_chat_shows_typing_while_the_model_works(tg, tmp_path):
         bot.start()
         try:
             tg.user_writes(ANN, 'hi')
+            wrote = time.monotonic()
             wait_until(replied(tg, 'hello'), 'the answer', bot)
+            took = time.monotonic() - wrote
         finally:
             bot.stop()
     typing = [a for a in tg.actions if a['chat_id'] == ANN and a['action'] == 'typing']
-    assert 1 <= len(typing) <= 4, tg.actions      # renewed every 4.5 s, not at every poll
+    # Renewed every 4.5 s while the model works, not at every poll: the
+    # bound follows the time the answer took, however loaded the machine.
+    assert 1 <= len(typing) <= 2 + took / 4.5, (took, tg.actions)
 
 
 def test_a_photo_gets_a_short_answer_and_reaches_no_skill(tg, tmp_path):

@@ -14,8 +14,12 @@ import sys
 from pathlib import Path
 
 import pexpect
+import pytest
 
 from fakes.ollama import FakeOllama
+
+# Slow (whole runs on a pseudo-terminal): `make test-fast` leaves these out.
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = Path(__file__).resolve().parent

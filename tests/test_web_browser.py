@@ -27,6 +27,9 @@ import pytest
 
 from web_support import DIET, DIET_SCRIPT, LUNCH, ROOT, Served, free_port, wait_until
 
+# Slow (a real browser): `make test-fast` leaves these out.
+pytestmark = pytest.mark.slow
+
 CHROMIUM = '/usr/bin/chromium'
 CHROMEDRIVER = '/usr/bin/chromedriver'
 IMAGES = Path(os.environ.get('OSTINATO_SCREENSHOTS') or tempfile.mkdtemp(prefix='ostinato-shots-'))

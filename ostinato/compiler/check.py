@@ -80,8 +80,7 @@ def check_file(path, out, err, builtin_names):
         return 2
     try:
         mod = parse(src, fname)         # the bytes: a file that is not UTF-8 is a syntax error
-        src = src.decode('utf-8')
-        compile_module(mod, src, fname, os.path.splitext(fname)[0])
+        compile_module(mod, src.decode('utf-8'), fname, os.path.splitext(fname)[0])
     except OstSyntaxError as e:
         err.write(e.format() + '\n')
         return 65

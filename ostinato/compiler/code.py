@@ -124,7 +124,7 @@ for _num, _name, _, _ in OPCODES:
 # BYTECODE_MIGRATIONS[v] is a function (instrs, positions) -> (instrs,
 # positions) from version v to v + 1.  Nested Codes (MAKE_FUNCTION's
 # operand) are records of their own and are translated when they load.
-BYTECODE_MIGRATIONS = {}
+BYTECODE_MIGRATIONS: dict = {}
 
 
 def bytecode_problem(version):

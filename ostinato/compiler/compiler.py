@@ -14,7 +14,7 @@ from contextlib import contextmanager
 
 from ..syntax import ast as A
 from ..syntax.errors import OstSyntaxError
-from .code import *  # noqa: F401,F403 -- opcodes
+from .code import *
 from .code import Code
 from .peephole import fuse
 

@@ -4,7 +4,7 @@ from .code import OPNAMES, Code
 
 def disassemble(code):
     """Text listing of `code` and every code object nested in it."""
-    lines = []
+    lines: list = []
     todo = [code]
     while todo:       # not recursive: lambdas may nest as deep as the syntax allows
         if lines:

@@ -13,7 +13,8 @@ stack, locals) is exactly what the plain sequence leaves.
 (Runs of loads, stores, arithmetic and jumps are fused at run time instead,
 by vm.blocks.)
 """
-from .code import CONST, LOAD_LOCAL, RETURN, RETURN_CONST, RETURN_LOCAL
+# The opcodes are globals made from code.OPCODES by a loop, which mypy cannot see.
+from .code import CONST, LOAD_LOCAL, RETURN, RETURN_CONST, RETURN_LOCAL  # type: ignore[attr-defined]
 
 FUSED = {(LOAD_LOCAL, RETURN): RETURN_LOCAL, (CONST, RETURN): RETURN_CONST}
 

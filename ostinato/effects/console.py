@@ -20,6 +20,7 @@ import getpass
 import queue
 import sys
 import threading
+from typing import Any
 
 from ..runtime.terminal import dim, isatty as _isatty
 from .chat import channels_module, new_user, receive
@@ -36,14 +37,14 @@ class ConsoleChannel(Service):
     def __init__(self, stream=None, user_name=None, terminal=None):
         self.stream = stream if stream is not None else sys.stdin
         self.user_name = user_name or _user_name()
-        self.lines = queue.Queue()
+        self.lines: queue.Queue = queue.Queue()
         super().__init__()
         self.ended = False
         # A person types at a terminal (the prompt, the re-shown messages).
         self.terminal = terminal if terminal is not None else (
             self.stream is sys.stdin and _isatty(sys.stdin) and _isatty(sys.stdout))
         self.shown_history = False
-        self.out = None             # the scheduler's output, behind a PromptAware wrapper
+        self.out: Any = None             # the scheduler's output, behind a PromptAware wrapper
         self.reader = threading.Thread(target=self._read, name='ostinato-console', daemon=True)
         self.reader.start()
 

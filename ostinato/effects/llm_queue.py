@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 import uuid
+from typing import Any, List
 from concurrent.futures import ThreadPoolExecutor
 
 from BTrees.IOBTree import IOBTree
@@ -143,7 +144,7 @@ def pack_exchanges(exchanges, raw):
 def unpack_exchanges(exchanges, raw):
     if not exchanges or not isinstance(exchanges[0], dict) or not exchanges[0].get('packed'):
         return exchanges
-    out = []
+    out: list = []
     for i, y in enumerate(exchanges):
         x = {k: v for k, v in y.items() if k not in ('packed', 'after')}
         if i == len(exchanges) - 1 and x.get('raw') is None:
@@ -200,16 +201,16 @@ class LLMService(Service):
         # them, one per model server, each asked `parallel` requests at a time.
         self.makers = list(make_client) if isinstance(make_client, (list, tuple)) \
             else [make_client]
-        self.clients = [None] * len(self.makers)
+        self.clients: List[Any] = [None] * len(self.makers)
         self.client_lock = threading.Lock()
-        self.slots = queue.Queue()         # indexes of clients free for one more request
+        self.slots: queue.Queue = queue.Queue()         # indexes of clients free for one more request
         for _ in range(max(1, parallel)):
             for i in range(len(self.makers)):
                 self.slots.put(i)
         self.pool = ThreadPoolExecutor(max_workers=self.slots.qsize(),
                                        thread_name_prefix='ostinato-llm')
         self.inflight = set()              # seqs dispatched by this process
-        self.results = queue.Queue()
+        self.results: queue.Queue = queue.Queue()
         super().__init__()
         self.retry_at = {}                 # seq -> time before which not to ask again
         self.timeouts = {}                 # seq -> attempts in a row that got no reply in time
@@ -284,7 +285,7 @@ class LLMService(Service):
             self.inflight.discard(seq)
             if outcome[0] == 'skipped':
                 continue            # not asked (a stop came first): it stays in the queue
-            sched.transact(lambda: self.apply(sched, seq, outcome))
+            sched.transact(lambda: self.apply(sched, seq, outcome))  # noqa: B023 -- runs now
 
     def drain(self, sched):
         """An orderly stop: ask nothing new, but wait for the replies already

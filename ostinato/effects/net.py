@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 import socket
 import threading
+from typing import Any
 from urllib.parse import urlsplit
 
 import requests
@@ -61,7 +62,7 @@ def exception_chain(exc: BaseException):
 _local = threading.local()
 
 
-def _tracking(pool_cls):
+def _tracking(pool_cls: Any) -> Any:
     class Tracked(pool_cls):
         def _get_conn(self, timeout=None):
             conn = super()._get_conn(timeout)

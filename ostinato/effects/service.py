@@ -35,7 +35,7 @@ class Service:
         pass
 
 
-def crash_point(variable, name, _seen={}):
+def crash_point(variable, name, _seen={}):  # noqa: B006 -- the counts, per process
     """Test mode (environment `variable` = NAME:N): die like kill -9 the N-th
     time this process passes the point NAME, to test each window between a
     commit and the exchange with the outside that goes with it.  NAME:N:raise

@@ -179,11 +179,11 @@ class TelegramChannel(Service):
         self.limiter = limiter or RateLimiter()
         super().__init__()
         self.stopping = threading.Event()
-        self.batches = queue.Queue()      # poller -> scheduler: lists of updates
+        self.batches: queue.Queue = queue.Queue()      # poller -> scheduler: lists of updates
         self.acked = threading.Event()    # scheduler -> poller: the batch is committed
         self.offset = 0                   # the committed offset, for the poller
-        self.jobs = queue.Queue()         # scheduler -> sender: _Jobs
-        self.results = queue.Queue()      # sender -> scheduler: (kind, seq, value)
+        self.jobs: queue.Queue = queue.Queue()         # scheduler -> sender: _Jobs
+        self.results: queue.Queue = queue.Queue()      # sender -> scheduler: (kind, seq, value)
         self.inflight = set()             # outbox seqs handed to the sender
         self.fatal = None                 # a TelegramError that stops the channel
         self.threads = []
@@ -228,7 +228,7 @@ class TelegramChannel(Service):
         """Store a batch.  An update that fails to be stored (a bug of ours
         that validation did not foresee) is skipped, and the batch stored
         again without it: one update must not stop the bot on every start."""
-        skip = set()
+        skip: set = set()
         while True:
             self.taking = None
             try:
@@ -539,8 +539,8 @@ class TelegramChannel(Service):
                          % (seq, str(value).replace('telegram: ', '', 1)))
 
     def _send_loop(self):
-        jobs = []
-        blocked = {}          # chat -> monotonic time before which not to send there
+        jobs: list = []
+        blocked: dict = {}          # chat -> monotonic time before which not to send there
         while not self.stopping.is_set():
             now = time.monotonic()
             job, until = self._next_job(jobs, blocked, now)

@@ -37,7 +37,8 @@ import time
 import unicodedata
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional, Set
+from typing import (Any, Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional, Set,
+                    TypeGuard)
 from urllib.parse import quote
 
 import requests
@@ -420,6 +421,7 @@ class TelegramAPI:
             if kind == 'final':
                 raise TelegramError(message, method=method)
             raise TelegramRetry(message, method=method)
+        assert resp is not None         # no failure: the post answered
         return self._result(method, where, resp.status_code, text)
 
     def _result(self, method: str, where: str, status: int, text: str) -> Any:
@@ -487,7 +489,7 @@ class IncomingMessage(NamedTuple):
     message_thread_id: Optional[int]
     user_id: int
     user_name: str
-    text: str
+    text: Optional[str]     # None: a message without text (a photo, a sticker...)
     date: int               # unix seconds, UTC
     message_id: int
 
@@ -503,7 +505,7 @@ def _int_in(value: Any, low: int, high: int) -> bool:
     return type(value) is int and low <= value < high
 
 
-def valid_update_id(value: Any) -> bool:
+def valid_update_id(value: Any) -> TypeGuard[int]:
     """Whether `value` can be an update_id: storing a bigger one as the
     offset would ask Telegram for updates that never come."""
     return _int_in(value, 0, MAX_UPDATE_ID)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import bisect
 import copy
 import re
-from typing import Callable, Iterator, List, Optional
+from typing import Any, Callable, Iterator, List, NoReturn, Optional
 
 from lark import Token
 from lark.indenter import Indenter
@@ -101,6 +101,9 @@ class OToken(Token):
     `node` (the AST of a string literal or blurb) and `first` (the token
     starts a logical line)."""
     __slots__ = ('node', 'first')
+    node: Any
+    first: bool
+    start_pos: int          # always set: the scanner makes every token
 
 
 class _CodeState:
@@ -137,7 +140,7 @@ class Scanner:
         line = bisect.bisect_right(self.line_starts, off)
         return line, off - self.line_starts[line - 1] + 1
 
-    def fail(self, message: str, off: int):
+    def fail(self, message: str, off: int) -> NoReturn:
         raise SyntaxProblem(message, *self.where(off))
 
     def token(self, type_: str, value: str, start: int, end: int) -> OToken:
@@ -176,7 +179,7 @@ class Scanner:
                 if st.stack:
                     self.fail("unclosed lambda: a lambda must end with '>' "
                               "before the end of its line", last_end)
-                if st.prev.type == '_BACKSLASH':   # the line ends too early
+                if st.prev is not None and st.prev.type == '_BACKSLASH':   # the line ends too early
                     self.fail("'\\' at the end of a line: Ostinato has no line "
                               "continuation ('\\' is the default operator); "
                               "use brackets to continue an expression", last_end)
@@ -222,7 +225,7 @@ class Scanner:
         offset of the next code line's first character and its indentation."""
         src, n = self.src, self.n
         while off < n:
-            first = _BLANKS.match(src, off).end()
+            first = _BLANKS.match(src, off).end()  # type: ignore[union-attr]  # matches ''
             if first >= n:
                 return n, 0
             c = src[first]
@@ -234,7 +237,8 @@ class Scanner:
                 off = n if nl < 0 else nl + 1
                 continue
             if src.startswith('(|', first):
-                after = _BLANKS.match(src, self._skip_block_comment(first, n)).end()
+                after = _BLANKS.match(  # type: ignore[union-attr]  # matches ''
+                    src, self._skip_block_comment(first, n)).end()
                 if after < n and src[after] != '\n' and not src.startswith('--', after):
                     self.fail("a block comment that starts a line makes a comment "
                               "line: only '--' comments may follow its '|)'", after)
@@ -336,7 +340,7 @@ class Scanner:
         operand = st.operand_expected
 
         if c in _WORD_CHARS and c not in _DIGITS:
-            end = _WORD.match(src, off).end()
+            end = _WORD.match(src, off).end()  # type: ignore[union-attr]  # src[off] is a word char
             word = src[off:end]
             type_ = 'NAME'
             if word in RESERVED and not (st.prev is not None and st.prev.type == '_DOT'):
@@ -344,7 +348,7 @@ class Scanner:
             return self.token(type_, src[off:end], off, end), end
 
         if c in _DIGITS:
-            end = _NUMBER.match(src, off).end()
+            end = _NUMBER.match(src, off).end()  # type: ignore[union-attr]  # src[off] is a digit
             if end < limit and src[end] in _WORD_CHARS:
                 self.fail('invalid number literal', off)
             return self.token('NUMBER', src[off:end], off, end), end
@@ -535,7 +539,7 @@ class OstLexer(Lexer):
     def __init__(self, lexer_conf):
         pass
 
-    def lex(self, data):
+    def lex(self, data):  # type: ignore[override]  # our parser hands it the feed only
         return iter(data)
 
 

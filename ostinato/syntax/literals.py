@@ -20,7 +20,7 @@ Blurbs `{| ... |}` are read by `read_blurb` into summary and details.
 from __future__ import annotations
 
 import os
-from typing import Callable, List, Optional, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
 from . import ast
 from .errors import SyntaxProblem
@@ -50,7 +50,7 @@ def decode_literal(atoms: list, raw: bool, start: int, where: Where) -> ast.Node
         seq.append(brk)
         seq.extend(line)
 
-    parts: List[object] = []
+    parts: List[Any] = []
     buf: List[str] = []
     i = 0
     while i < len(seq):

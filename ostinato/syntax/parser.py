@@ -18,7 +18,7 @@ import hashlib
 import os
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Union
 
 import lark
 from lark import Lark
@@ -93,7 +93,7 @@ def get_parser() -> Lark:
 
 # ----------------------------------------------------------------- parsing
 
-def parse(source: str, filename: str) -> ast.Module:
+def parse(source: Union[str, bytes], filename: str) -> ast.Module:
     """The AST of a whole source file; `filename` is what errors show.
     `source` is text, or the file's bytes (UTF-8, docs/language.md §2)."""
     if isinstance(source, (bytes, bytearray)):
@@ -194,7 +194,7 @@ class _Session:
     def __init__(self, text: str):
         self.text = text
         self.scanner = Scanner(text, self.parse_interp)
-        self.feeds = []
+        self.feeds: list = []
 
     def parse_file(self) -> ast.Module:
         return self._run(self.scanner.tokens(), 'file', None)
@@ -260,7 +260,8 @@ def _describe(tok) -> str:
     return "'%s'" % TOKEN_TEXT.get(tok.type, str(tok))
 
 
-def _mixes_list_and_map(tok, expected: set, before: list, open_brackets: list) -> bool:
+def _mixes_list_and_map(tok, expected: set, before: list,
+                        open_brackets: Optional[list]) -> bool:
     """Is `tok` where a `[...]` that the first element made a list meets a
     map entry, or one made a map meets a list item?"""
     if tok.type in ('_COMMA', '_RSQB'):
@@ -302,7 +303,8 @@ def _hint(expected: set, open_brackets=None) -> str:
     return '; expected %s or %s' % (', '.join(shown[:-1]), shown[-1])
 
 
-def _explain(exc: UnexpectedToken, history: list, interp_end, open_brackets: list):
+def _explain(exc: UnexpectedToken, history: list, interp_end,
+             open_brackets: Optional[list]):
     """(message, line, col) for a token the parser could not accept;
     `open_brackets` are the scanner's brackets still open at that point
     (None for an interpolation)."""

@@ -19,7 +19,7 @@ never touches a database.
 """
 from __future__ import annotations
 
-from ..compiler.code import *  # noqa: F401,F403 -- opcodes
+from ..compiler.code import *
 from . import limits, ops
 from .printing import display, to_str
 from .values import (BUILTINS, Builtin, Curried, Frame, Function, OList, OMap, OModule,

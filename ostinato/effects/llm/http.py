@@ -71,7 +71,7 @@ def exchange(method: str, url: str, *, service: str, hint: str, read_timeout: fl
     session = deadline_session(trust_env=not is_loopback(url))
     too_slow = LLMTimeout('%s did not reply within %g s (raise OSTINATO_LLM_TIMEOUT or use a '
                           'smaller model)' % (service, read_timeout))
-    failure = None
+    failure: Optional[Exception] = None
     try:
         with deadline(read_timeout) as limit:
             try:

@@ -41,6 +41,7 @@ import signal
 import sys
 import time
 import traceback
+from typing import Any, Dict
 
 PROGRESS_EVERY = 0.25          # seconds between progress lines
 MAX_THREADS = 8
@@ -104,7 +105,7 @@ TOKEN_DATA = [('id', 'i4'), ('logit', 'f4'), ('p', 'f4')]     # llama_token_data
 SHORTLIST = 1024        # the best candidates the grammar checks before all of them
 
 
-def rejection_sampling_llama(llama_cpp):
+def rejection_sampling_llama(llama_cpp: Any):
     """llama_cpp.Llama whose constrained sampling checks the grammar against
     the chosen token first (see the module doc), and which calls `on_token`
     before each token (it returns True to end the reply there)."""
@@ -261,7 +262,8 @@ class Worker:
         rid = req.get('id')
         started = time.monotonic()
         deadline = started + float(req.get('deadline') or 300.0)
-        state = {'tokens': 0, 'last': started, 'deadline': False, 'first': None}
+        state: Dict[str, Any] = {'tokens': 0, 'last': started, 'deadline': False,
+                                 'first': None}
 
         def on_token():
             now = time.monotonic()

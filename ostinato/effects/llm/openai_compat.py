@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 import threading
-from typing import Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 from .base import Ask, Backend, Turn, as_int
 from .config import LLMConfig
@@ -89,7 +89,8 @@ class OpenAIBackend(Backend):
                     'GET', self.url + '/v1/models', headers=self.headers, service=self.service,
                     hint=self.hint, read_timeout=min(self.config.timeout, 30.0))
                 data = payload.get('data') if isinstance(payload, dict) else None
-                ids = [m.get('id') for m in data or [] if isinstance(m, dict) and m.get('id')]
+                ids = [m['id'] for m in data or []
+                       if isinstance(m, dict) and isinstance(m.get('id'), str) and m['id']]
                 if status >= 400 or not ids:
                     raise LLMError('llm: no model given and %s did not list one (%s); '
                                    'pick one with --model or OSTINATO_MODEL'
@@ -99,7 +100,7 @@ class OpenAIBackend(Backend):
             return self._default_model
 
     def body(self, ask: Ask, model: str, form: str = 'json_schema') -> dict:
-        body = {'model': model, 'messages': ask.messages}
+        body: Dict[str, Any] = {'model': model, 'messages': ask.messages}
         if ask.temperature is not None:
             body['temperature'] = ask.temperature
         body['max_tokens'] = self.config.num_predict
@@ -120,7 +121,7 @@ class OpenAIBackend(Backend):
         with _chosen_lock:
             return _chosen.get(self.url, FORMATS[0])
 
-    def _post(self, ask: Ask, model: str, form: str) -> Tuple[int, object, str]:
+    def _post(self, ask: Ask, model: str, form: str) -> Tuple[int, Any, str]:
         return exchange('POST', self.url + '/v1/chat/completions',
                         body=self.body(ask, model, form), headers=self.headers,
                         service=self.service, hint=self.hint, read_timeout=self.config.timeout,

@@ -174,7 +174,7 @@ def check_reply(raw: str, schema: Optional[dict]) -> Tuple[Optional[dict], Optio
         value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite,
                            strict=False)
     except ValueError as e:
-        return None, 'was not valid JSON: %s' % _short(e)
+        return None, 'was not valid JSON: %s' % _short(str(e))
     except RecursionError:
         return None, 'was nested too deeply'
     if not isinstance(value, dict):

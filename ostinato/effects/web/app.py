@@ -27,6 +27,7 @@ import json
 import os
 import threading
 import time
+from typing import Any
 from contextlib import asynccontextmanager
 from urllib.parse import urlsplit
 
@@ -130,8 +131,8 @@ class WebServer:
         self.reader = views.Reader(db)
         self.failed = None
         self.loop = None
-        self.feed = None
-        self.poked = None
+        self.feed: Any = None
+        self.poked: Any = None
         self.buckets = {}
         self.templates = jinja2.Environment(
             loader=jinja2.FileSystemLoader(os.path.join(HERE, 'templates')),

@@ -26,6 +26,7 @@ import queue
 import socket
 import sys
 import time
+from typing import Any
 
 from ...runtime.scheduler import ServiceStopped
 from ...vm import ops
@@ -89,7 +90,7 @@ class Job:
     def __init__(self, fn, needs_channels=False):
         self.fn = fn
         self.needs_channels = needs_channels
-        self.future = concurrent.futures.Future()
+        self.future: concurrent.futures.Future = concurrent.futures.Future()
         self.since = time.monotonic()
 
 
@@ -136,10 +137,10 @@ class WebChannel(Service):
         self.sock = listen(self.host, self.port)
         self.port = self.sock.getsockname()[1]
         super().__init__()
-        self.jobs = queue.Queue()
+        self.jobs: queue.Queue = queue.Queue()
         self.held = []              # messages waiting for a program that reads threads
-        self.server = None
-        self.db = None
+        self.server: Any = None
+        self.db: Any = None
         self.last_tid = None
         self.stopping = False
         self.owner_link = None
@@ -243,7 +244,7 @@ class WebChannel(Service):
             if not job.future.set_running_or_notify_cancel():
                 continue        # the request gave up waiting: it will be sent again
             try:
-                result = sched.transact(lambda: job.fn(sched))
+                result = sched.transact(lambda: job.fn(sched))  # noqa: B023 -- runs now
             except WebError as e:
                 self.abort(sched)
                 job.future.set_exception(e)

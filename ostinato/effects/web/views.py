@@ -78,7 +78,7 @@ def who(world, cookie_hash):
     """(name, is_owner) of a session, or None."""
     st = web_state(world, create=False) if world is not None else None
     name = session_user(st, cookie_hash)
-    if name is None:
+    if name is None or st is None:
         return None
     return name, name == st.owner
 
@@ -147,7 +147,7 @@ def last_calls(world, limit=5000):
     """Task id -> the sequence number of its last logged model call (the
     newest `limit` calls are looked at)."""
     st = llm_state(world, make=False)
-    out = {}
+    out: dict = {}
     if st is None:
         return out
     keys = st.log.keys()
@@ -270,7 +270,7 @@ def calls(world, task_id=None, before=None, limit=CALLS_PER_PAGE):
     if st is None:
         return [], None
     keys = st.log.keys(max=before - 1) if before is not None else st.log.keys()
-    out = []
+    out: list = []
     i = len(keys) - 1
     while i >= 0 and len(out) < limit:
         e = st.log[keys[i]]
