@@ -47,6 +47,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
 sys.path.insert(0, ROOT)
 
 from ostinato.runtime.scheduler import Scheduler  # noqa: E402
+from ostinato.runtime.txn import StoreTransactions  # noqa: E402
 from ostinato.runtime.store import Store  # noqa: E402
 from ostinato.vm import ops  # noqa: E402
 
@@ -73,6 +74,17 @@ for i in 0..{n}:
 BUILD_COMMIT_EVERY = 2000   # turns per commit while building a big database
 
 
+class _BatchCommits(StoreTransactions):
+    """Building the database: one commit every BUILD_COMMIT_EVERY turns."""
+
+    turns = 0
+
+    def commit(self):
+        self.turns += 1
+        if self.turns % BUILD_COMMIT_EVERY == 0:
+            self.store.commit()
+
+
 def log(*args):
     print(*args, file=sys.stderr, flush=True)
 
@@ -95,13 +107,7 @@ def build(folder, n):
     store = Store(db)
     try:
         sched = Scheduler(store.world, out=io.StringIO(), err=sys.stderr)
-        turns = [0]
-
-        def batch_commit(s):
-            turns[0] += 1
-            if turns[0] % BUILD_COMMIT_EVERY == 0:
-                store.commit()
-        sched.after_turn = batch_commit
+        sched.txn = _BatchCommits(store)
         sched.recover()
         sched.start_main(os.path.abspath(prog))
         store.commit()
@@ -143,12 +149,8 @@ def serving(db):
     recovery, and a run of whatever is ready."""
     store = Store(db)
     sched = Scheduler(store.world, out=io.StringIO(), err=sys.stderr)
-    # The hooks `ostinato run` sets (runtime/runner.py).
-    sched.after_turn = lambda s: store.commit()
-    if hasattr(sched, 'abort_hook'):
-        sched.abort_hook = lambda s: store.abort()
-    if hasattr(sched, 'transact_hook') and hasattr(store, 'transact'):
-        sched.transact_hook = store.transact
+    # What `ostinato run` sets (runtime/runner.py).
+    sched.txn = StoreTransactions(store)
     sched.recover()
     sched.run()
     return store, sched

@@ -49,14 +49,14 @@ def _conflict_text(e):
 class Repl:
     def __init__(self, store, out=None, err=None, standalone=True):
         from .runtime.scheduler import Scheduler
+        from .runtime.txn import StoreTransactions
         self.store = store
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self.standalone = standalone
         sched = Scheduler(store.world, out=self.out, err=self.err)
         sched.worker = 'repl-%d' % os.getpid()
-        sched.after_turn = lambda s: store.commit()
-        sched.abort_hook = lambda s: store.abort()
+        sched.txn = StoreTransactions(store)
         # A statement is one transaction, however long it runs: Ctrl-C rolls
         # all of it back, never leaving half of it (or its task) saved.
         sched.SLICE_SECONDS = float('inf')

@@ -29,6 +29,7 @@ from ostinato.effects.telegram_api import (
     printable, read_update, update_message, update_non_text, valid_update_id)
 from ostinato.runtime.runner import run_file
 from ostinato.runtime.scheduler import Scheduler
+from ostinato.runtime.txn import StoreTransactions
 from ostinato.runtime.store import Store
 
 TOKEN = '123456789:AAFakeTokenForTests-abcdefghijk'
@@ -134,7 +135,7 @@ def test_intake_of_any_batch_commits_and_keeps_the_offset_an_update_id(world, ba
     channel = TelegramChannel(config, err=io.StringIO(), api=_NoAPI())
     channel.username = 'bot'
     sched = Scheduler(world.world, out=io.StringIO(), err=io.StringIO())
-    sched.transact_hook = world.transact
+    sched.txn = StoreTransactions(world)
     before = telegram_state(world.world).offset
     try:
         notes, places = channel.take(sched, batch)

@@ -16,6 +16,7 @@ from ostinato.cli import main
 from ostinato.compiler.code import BYTECODE_VERSION, Code
 from ostinato.runtime import inspect
 from ostinato.runtime.scheduler import Scheduler
+from ostinato.runtime.txn import StoreTransactions
 from ostinato.runtime.store import Store
 from ostinato.runtime.world import SCHEMA_VERSION, Watch, World
 from ostinato.vm.values import Frame, Function, OModule, OObject, OQueue, OType, Task
@@ -67,7 +68,7 @@ def drive(store, path=None, upgrade=False):
     that are not due stay asleep), committing each turn."""
     out, err = io.StringIO(), io.StringIO()
     sched = Scheduler(store.world, out=out, err=err)
-    sched.after_turn = lambda s: store.commit()
+    sched.txn = StoreTransactions(store)
     sched.recover()
     if path is not None:
         sched.start_main(os.path.abspath(path))

@@ -232,7 +232,7 @@ class LLMService(Service):
         st = llm_state(sched.world)
         seq = st.next_seq
         st.next_seq = seq + 1
-        req = LLMRequest(seq, task, request[1])
+        req = LLMRequest(seq, task, request.params)
         st.pending[seq] = req
         task.waiting = ('llm', seq)
         task.state = 'waiting'

@@ -148,7 +148,7 @@ class EvalScheduler(Scheduler):
     def suspend(self, task, request):
         super().suspend(task, request)
         run = self.run_of(task)
-        if run is not None and request[0] == 'llm' and type(task.waiting) is tuple \
+        if run is not None and request.kind == 'llm' and type(task.waiting) is tuple \
                 and task.waiting[0] == 'llm':
             run.seqs.append(task.waiting[1])
 
@@ -473,7 +473,7 @@ def evaluate(sched, case, names):
         elif status == 'yield':
             problem = 'error: it did not finish in %d steps' % EXPECT_STEPS
         elif problem is None:
-            problem = 'error: an expectation cannot wait (it asked for %s)' % (status[1][0],)
+            problem = 'error: an expectation cannot wait (it asked for %s)' % (status[1].kind,)
         del sched.buffer[:]
         outcomes.append((e, problem))
     sched.vm.task = None

@@ -259,8 +259,7 @@ class WebChannel(Service):
         self.held = later
 
     def abort(self, sched):
-        if sched.abort_hook is not None:
-            sched.abort_hook(sched)
+        sched.txn.abort()
 
     def refuse_all(self):
         while True:
