@@ -5,7 +5,7 @@ itself).
 The program is bench/dialogue.ost: one task per chat thread that waits for
 the user's message, counts its words, replies and waits again, ten turns.
 A message comes in the way the console and Telegram bring one
-(effects/chat.py `receive`): appended to its thread in a transaction of its
+(effects/channels/chat.py `receive`): appended to its thread in a transaction of its
 own, which wakes the thread's task (or, for a thread's first message, puts
 the thread into `new_threads()`, and the program's main task spawns its
 dialogue).  The replies go to the durable outbox of a channel named `bench`,
@@ -37,7 +37,7 @@ for _p in (ROOT, HERE):      # ostinato, and the LangGraph side beside this file
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
-from ostinato.effects.chat import channels_module, new_user, receive  # noqa: E402
+from ostinato.effects.channels.chat import channels_module, new_user, receive  # noqa: E402
 from ostinato.runtime import scheduler as _scheduler  # noqa: E402
 from ostinato.runtime.scheduler import Scheduler  # noqa: E402
 from ostinato.runtime.store import Store  # noqa: E402
@@ -212,7 +212,7 @@ class OstinatoDialogues:
 
     def sent(self):
         """Take the replies out of the outbox as a channel does once they went
-        out (effects/telegram.py `confirm`), in the caller's transaction."""
+        out (effects/channels/telegram.py `confirm`), in the caller's transaction."""
         box = self.world.outbox
         for seq in list(box.pending.keys()):
             del box.pending[seq]

@@ -132,20 +132,20 @@ class Repl:
 
     # ------------------------------------------------------------ commands
     def command(self, line):
-        from .runtime import inspect
+        from .runtime import report
         self.store.abort()
         parts = line.split()
         cmd = parts[0]
         if cmd in (':help', ':h', ':?'):
             self.out.write(HELP)
         elif cmd == ':tasks':
-            self.out.write(inspect.tasks_text(self.sched.world) + '\n')
+            self.out.write(report.tasks_text(self.sched.world) + '\n')
         elif cmd == ':stack':
             if len(parts) != 2 or not parts[1].isdigit():
                 self.err.write('usage: :stack ID\n')
             else:
                 try:
-                    self.out.write(inspect.task_text(self.sched.world, int(parts[1])) + '\n')
+                    self.out.write(report.task_text(self.sched.world, int(parts[1])) + '\n')
                 except KeyError:
                     self.err.write('no task %s\n' % parts[1])
         elif cmd in (':cancel', ':retry'):

@@ -13,7 +13,7 @@ import pytest
 import requests
 
 from fakes.telegram import TOKEN, FakeTelegram
-from ostinato.effects.telegram_api import (
+from ostinato.effects.channels.telegram_api import (
     IncomingMessage, RateLimiter, TelegramAPI, TelegramConfig, TelegramConflict,
     TelegramError, TelegramRetry, backoff, parse_allowed_users, split_text, update_message)
 

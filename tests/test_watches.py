@@ -4,7 +4,7 @@ of every index; pruning ended tasks (`db pack`) uses the same index."""
 from __future__ import annotations
 
 from ostinato.runtime import watches
-from ostinato.runtime.inspect import prune_ended
+from ostinato.runtime.report import prune_ended
 from ostinato.runtime.world import World
 from ostinato.vm.values import OList, Task
 

@@ -212,7 +212,7 @@ def _run_file(fi, cf, todo, options, make_llm_service, work, results, progress, 
 def score(sched, run, thread, transcript_path):
     """The result of an ended run: its expectations evaluated on the state
     the dialogue left, its figures, and its transcript written."""
-    from ..effects.llm_queue import llm_state
+    from ..effects.llm.queue import llm_state
     case = run.case
     ms = thread.vals['messages'].items if thread is not None else []
     bot = [m.vals.get('text') for m in ms if m.vals.get('sender') is None]

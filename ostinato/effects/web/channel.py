@@ -29,7 +29,7 @@ import time
 
 from ...runtime.scheduler import ServiceStopped
 from ...vm import ops
-from ..chat import channels_module, new_user, receive
+from ..channels.chat import channels_module, new_user, receive
 from ..net import is_loopback_host as is_loopback
 from ..service import Service, crash_point
 from .state import WebError, check_name, remember_key, seen_key, set_owner, web_state

@@ -21,9 +21,9 @@ import queue
 import sys
 import threading
 
-from ..runtime.terminal import dim, isatty as _isatty
+from ...runtime.terminal import dim, isatty as _isatty
 from .chat import channels_module, new_user, receive
-from .service import Service
+from ..service import Service
 
 THREAD_ID = 'console'
 
