@@ -1,10 +1,12 @@
 """The `ostinato` command.
 
 Exit codes (DESIGN.md §7): 0 done, 65 syntax or compile error, 70 uncaught
-runtime error in the main task (or an internal error), 2 bad usage, 69 a
-service cannot go on (Telegram: the token was rejected, another poller), 74
-the database cannot be written (a full disk: nothing committed is lost, run
-the same command again once there is room), 130 interrupted.
+runtime error in the main task (or an internal error), 2 bad usage (also a
+--db that is a folder or no database), 69 a service cannot go on (Telegram:
+the token was rejected, another poller), 74 the database cannot be written
+(a full disk: nothing committed is lost, run the same command again once
+there is room) or is damaged (its end is missing or a record cannot be
+read: runtime/filestore.py), 130 interrupted.
 
 Modules are imported inside the commands, so `ostinato --help` and
 `ostinato check` start fast.
@@ -22,6 +24,7 @@ EXIT_SYNTAX = 65
 EXIT_RUNTIME = 70
 EXIT_UNAVAILABLE = 69     # a service cannot go on (Telegram: token rejected, another poller)
 EXIT_IOERR = 74           # the database cannot be written (sysexits' EX_IOERR)
+EXIT_DAMAGED = 74         # the database is damaged (runtime/filestore.py)
 
 ENVIRONMENT = """\
 \b
@@ -73,20 +76,61 @@ def _source_file(path):
 
 
 def _quiet_storage_logs():
-    # FileStorage warns on stderr when it rebuilds its index after a crash;
-    # that is expected after `kill -9` and not the user's business.
-    # ZEO logs every client that disconnects; a REPL leaving is normal.
+    # FileStorage warns when it rebuilds its index or drops an uncommitted
+    # transaction after a crash: expected after `kill -9`, and the damage it
+    # also warns about is checked and reported by runtime/filestore.py.
+    # ZEO logs every client that disconnects; a REPL leaving is normal.  A
+    # record that cannot be loaded is reported by the store as damage.
     import logging
-    logging.getLogger('ZODB.FileStorage').setLevel(logging.ERROR)
-    logging.getLogger('ZEO').setLevel(logging.ERROR)
+
+    class OneLine(logging.Handler):
+        """A record as one line, without the Python traceback that
+        `logger.exception` attaches."""
+
+        def emit(self, record):
+            if record.funcName == 'panic':
+                return      # ZODB raises right after: the command reports it as damage
+            exc = record.exc_info[1] if record.exc_info else None
+            if type(exc).__name__ == 'DamagedRecord':
+                return      # the serve process's ZEO server: its client reports it
+            try:
+                text = record.getMessage()
+            except Exception:
+                text = str(record.msg)
+            if exc is not None:
+                text += ' (%s: %s)' % (type(exc).__name__, ' '.join(str(exc).split())[:200])
+            sys.stderr.write('ostinato: %s: %s\n' % (record.name, ' '.join(text.split())))
+
+    handler = OneLine()
+    for name, level in (('ZODB', logging.ERROR), ('ZEO', logging.ERROR),
+                        ('ZODB.Connection', logging.CRITICAL + 1),
+                        ('ZODB.serialize', logging.CRITICAL + 1)):
+        log = logging.getLogger(name)
+        log.setLevel(level)
+        log.propagate = False
+        log.handlers[:] = [handler]
 
 
 class Commands(click.Group):
     """The commands in the order they are defined (the order a newcomer
-    meets them), not alphabetically."""
+    meets them), not alphabetically.
+
+    A damaged database ends any command the same way: its report on stderr
+    and exit 74, never a Python traceback (DamagedDatabase is a
+    BaseException, which click does not catch)."""
 
     def list_commands(self, ctx):
         return list(self.commands)
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except BaseException as e:
+            filestore = sys.modules.get('ostinato.runtime.filestore')
+            if filestore is None or not isinstance(e, filestore.DamagedDatabase):
+                raise
+            sys.stderr.write('ostinato: %s\n' % str(e).replace('\n', '\nostinato: '))
+            sys.exit(EXIT_DAMAGED)
 
 
 @click.group(cls=Commands, invoke_without_command=True, epilog=ENVIRONMENT,
@@ -132,6 +176,12 @@ def _db_option(help_text='the database file (env OSTINATO_DB)'):
     return click.option('--db', 'db', envvar='OSTINATO_DB', default='ostinato.fs',
                         show_default=True, metavar='PATH', help=help_text)
 
+
+_accept_option = click.option(
+    '--accept-truncation', 'accept_truncation', is_flag=True,
+    help='open a database whose end is missing or damaged anyway, going on from its '
+         'last good transaction (the cut-off bytes are kept in DB.trN; the work done '
+         'after it is done again)')
 
 _memory_option = click.option('--memory', is_flag=True,
                               help='a throw-away database in memory instead')
@@ -351,13 +401,14 @@ def _operator_log(log_path, db, memory, console, world):
     'ostinato run --llm ollama --model llama3.2 --db diet.fs skills/diet.ost'))
 @click.argument('file', type=click.Path(dir_okay=True))
 @_db_options
+@_accept_option
 @_llm_options
 @_telegram_option
 @_log_option
 @_turn_limit_option
 @_web_option
-def run(file, db, memory, llm, model, llm_servers, llm_parallel, telegram, log_path,
-        web):
+def run(file, db, memory, accept_truncation, llm, model, llm_servers, llm_parallel, telegram,
+        log_path, web):
     """Run FILE until nothing can run any more.
 
     A skill that serves dialogues talks on the console (and on Telegram
@@ -372,7 +423,7 @@ def run(file, db, memory, llm, model, llm_servers, llm_parallel, telegram, log_p
     backend, servers = _check_model(llm, model, llm_servers, waits=terminal)
     channels = _telegram_channel(telegram) + _web_channel(web)
     try:
-        store = Store(db, memory=memory)
+        store = Store(db, memory=memory, accept_truncation=accept_truncation)
     except StoreError as e:
         fail(str(e))
     # A spinner while the model thinks, only for a person at a terminal.
@@ -424,14 +475,15 @@ def run(file, db, memory, llm, model, llm_servers, llm_parallel, telegram, log_p
                  help='a throw-away database in memory (nothing is kept, and repl and tasks '
                       'cannot attach)'),
     click.option('--worker', default='main', show_default=True, metavar='NAME',
-                 help="this worker's name, when several serve one database"))
+                 help="this worker's name, when several serve one database"),
+    _accept_option)
 @_llm_options
 @_telegram_option
 @_log_option
 @_turn_limit_option
 @_web_option
-def serve(file, db, memory, worker, llm, model, llm_servers, llm_parallel, telegram,
-          log_path, web):
+def serve(file, db, memory, worker, accept_truncation, llm, model, llm_servers, llm_parallel,
+          telegram, log_path, web):
     """Run every task in the database until stopped, and share the live
     database with `ostinato repl` and `ostinato tasks` (a local socket).
 
@@ -450,7 +502,7 @@ def serve(file, db, memory, worker, llm, model, llm_servers, llm_parallel, teleg
     channels = _telegram_channel(telegram) + _web_channel(web)
     oplog = OperatorLog(path=log_path) if log_path else OperatorLog(stream=sys.stderr)
     try:
-        server = Server(db, worker=worker, memory=memory,
+        server = Server(db, worker=worker, memory=memory, accept_truncation=accept_truncation,
                         services=[_llm_service(backend, model, llm_parallel, worker,
                                                servers=servers)] + channels)
     except StoreError as e:
@@ -500,7 +552,8 @@ def serve(file, db, memory, worker, llm, model, llm_servers, llm_parallel, teleg
     'ostinato repl --db diet.fs',
     "echo 'import channels; print(length(channels.threads))' | ostinato repl"))
 @_db_options
-def repl(db, memory):
+@_accept_option
+def repl(db, memory, accept_truncation):
     """An interactive prompt on the live database (attached to `serve`).
 
     Every module is there; what a statement changes is committed.  Ctrl-C
@@ -510,7 +563,7 @@ def repl(db, memory):
     from .runtime.serve import attach, live_socket
     from .runtime.store import StoreError
     try:
-        store = attach(db, memory)
+        store = attach(db, memory, accept_truncation=accept_truncation)
     except StoreError as e:
         fail(str(e))
     standalone = memory or not (db.startswith('zeo:') or live_socket(db))
@@ -557,6 +610,9 @@ def _open_for_reading(db, memory):
     storage = None
     try:
         storage = open_storage(address, read_only=True)
+        report = getattr(storage, 'end_report', None)
+        if report is not None:
+            click.echo('ostinato: warning: %s' % report.warning(), err=True)
         return Store(address, storage=storage)
     except ReadOnlyError:
         storage.close()
@@ -567,6 +623,10 @@ def _open_for_reading(db, memory):
         fail(str(e))
     except Exception as e:
         fail('cannot open the database %s: %s' % (db, e))
+    except BaseException:           # DamagedDatabase: reported by Commands
+        if storage is not None:
+            storage.close()
+        raise
 
 
 def _echo_json(value):
@@ -580,7 +640,8 @@ def _echo_json(value):
 @click.argument('words', metavar='[cancel|retry] [ID]', nargs=-1)
 @_db_options
 @_json_option
-def tasks(words, db, memory, as_json):
+@_accept_option
+def tasks(words, db, memory, as_json, accept_truncation):
     """Every live task: state, what it waits for and since when, its goal
     stack, and whether it runs old code.  With ID: that task's frames.
 
@@ -592,7 +653,7 @@ def tasks(words, db, memory, as_json):
     from .runtime import report
     action, task_id = _task_words(words)
     if action is not None:
-        _act_on_task(action, task_id, db, memory)
+        _act_on_task(action, task_id, db, memory, accept_truncation)
         return
     store = _open_for_reading(db, memory)
     try:
@@ -625,7 +686,7 @@ def _task_words(words):
     return action, int(words[0]) if words else None
 
 
-def _act_on_task(action, task_id, db, memory):
+def _act_on_task(action, task_id, db, memory, accept_truncation=False):
     from .runtime import report
     from .runtime.control import act
     from .runtime.scheduler import Scheduler
@@ -634,7 +695,7 @@ def _act_on_task(action, task_id, db, memory):
     if not memory and not db.startswith('zeo:'):
         _existing_address(db)
     try:
-        store = attach(db, memory)
+        store = attach(db, memory, accept_truncation=accept_truncation)
     except StoreError as e:
         fail(str(e))
     try:
@@ -720,7 +781,8 @@ def db_info(db, memory, as_json):
 @click.option('--repair', is_flag=True,
               help='queue orphaned tasks again and drop entries of ended tasks')
 @_db_options
-def db_check(repair, db, memory):
+@_accept_option
+def db_check(repair, db, memory, accept_truncation):
     """Check that every live task is ready, running, waiting or done.
 
     A task in none of these places would never run again (an orphan); one
@@ -732,7 +794,7 @@ def db_check(repair, db, memory):
     if repair:
         address = db if memory else _existing_address(db)
         try:
-            store = Store(address, memory=memory)
+            store = Store(address, memory=memory, accept_truncation=accept_truncation)
         except StoreError as e:
             fail(str(e))
     else:
@@ -764,7 +826,8 @@ def db_check(repair, db, memory):
 @click.option('--days', type=click.FloatRange(min=0), default=0, show_default=True, metavar='N',
               help='keep the revisions of the last N days')
 @_db_options
-def db_pack(days, db, memory):
+@_accept_option
+def db_pack(days, db, memory, accept_truncation):
     """Prune ended tasks, then drop old revisions and unreachable objects.
 
     The file as it was before is kept as DB.old (FileStorage's safety copy
@@ -773,7 +836,7 @@ def db_pack(days, db, memory):
     from .runtime.store import Store, StoreError
     address = db if memory else _existing_address(db)
     try:
-        store = Store(address, memory=memory)
+        store = Store(address, memory=memory, accept_truncation=accept_truncation)
     except StoreError as e:
         fail(str(e))
     local = not memory and not address.startswith('zeo:')
@@ -784,7 +847,7 @@ def db_pack(days, db, memory):
         pruned = report.prune_ended(store.world)
         if pruned:
             store.commit('ostinato: prune %d ended task%s' % (pruned, '' if pruned == 1 else 's'))
-        store.db.pack(days=days)
+        store.pack(days=days)
         after = size()
     finally:
         store.close()
@@ -795,6 +858,28 @@ def db_pack(days, db, memory):
     if local and os.path.exists(db + '.old'):
         click.echo('the file as it was is kept as %s.old; delete it when you no longer need it'
                    % db)
+
+
+@db_group.command('verify', epilog=_examples('ostinato db verify --db diet.fs'))
+@_db_option()
+def db_verify(db):
+    """Read every record of the database file: exit 0 if no damage is
+    found, 74 otherwise.
+
+    Checks its end (as every open does), every transaction and data record
+    header, the checksum of every record, and every current object, loaded,
+    unpickled and with its references resolved.  It only reads, so it may
+    run while `serve` or `run` use the file."""
+    from .runtime.filestore import verify
+    from .runtime.store import StoreError
+    if db.startswith('zeo:'):
+        fail('db verify reads a database file: give --db the path of the file the ZEO '
+             'server serves')
+    try:
+        problems = verify(db, sys.stdout)
+    except StoreError as e:
+        fail(str(e))
+    sys.exit(EXIT_DAMAGED if problems else 0)
 
 
 # ------------------------------------------------------------------ web

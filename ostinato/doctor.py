@@ -115,20 +115,28 @@ def database_finding(db):
 
 def read_schema(db):
     """The database's schema version, None for a file with no world yet, or
-    a str saying why it cannot be read."""
-    from ZODB.FileStorage import FileStorage
+    a str saying why it cannot be read (a damaged file among them: the
+    check every open makes, runtime/filestore.py)."""
     import ZODB
+    from .runtime.filestore import CheckedFileStorage, DamagedDatabase, StoreError, preflight
     try:
-        storage = FileStorage(db, read_only=True)
-    except Exception as e:
+        preflight(db)
+        storage = CheckedFileStorage(db, read_only=True, damage='warn')
+    except DamagedDatabase as e:
+        return str(e).split('\n')[0]
+    except (Exception, StoreError) as e:
         return 'cannot be read: %s' % (getattr(e, 'strerror', None) or e)
     try:
+        if storage.end_report is not None:
+            return storage.end_report.message().split('\n')[0].rstrip('.')
         conn = ZODB.DB(storage).open()
         try:
             world = conn.root().get('ostinato')
             return None if world is None else getattr(world, 'schema', None)
         finally:
             conn.close()
+    except DamagedDatabase as e:
+        return str(e).split('\n')[0]
     except Exception as e:
         return 'cannot be read: %s' % e
     finally:

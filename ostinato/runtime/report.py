@@ -450,7 +450,10 @@ def storage_info(storage, address):
     """(label, text) pairs about a storage: path, size, objects, transactions."""
     rows = []
     path, size, objects = storage_figures(storage)
-    rows.append(('storage', '%s %s' % (type(storage).__name__, path or address or '(in memory)')))
+    # ZODB's storage class (ours only add checks to FileStorage).
+    name = next((c.__name__ for c in type(storage).__mro__
+                 if c.__module__.split('.')[0] in ('ZODB', 'ZEO')), type(storage).__name__)
+    rows.append(('storage', '%s %s' % (name, path or address or '(in memory)')))
     if size is not None:
         rows.append(('size', human_size(size)))
     if objects is not None:

@@ -106,6 +106,11 @@ class ServiceStopped(Exception):
     message.  Nothing is lost: the database is as the last commit left it."""
 
 
+class _RunAlone(Exception):
+    """A turn failed inside a group commit: run the group's turns again
+    one commit each (Scheduler.alone_if_grouped)."""
+
+
 class Scheduler:
     SLICE_SECONDS = 0.3      # a long computation is checkpointed this often
     TICKS = 20000            # steps (blocks, jumps, calls) between clock checks
@@ -313,7 +318,13 @@ class Scheduler:
         self.grouped = 0
         try:
             while True:
-                self.run_one()
+                try:
+                    self.run_one()
+                except _RunAlone:
+                    # Undone already: its tasks are back in the queue.
+                    self.solo = self.grouped + 1
+                    self.grouped = 0
+                    return
                 if not w.ready or self.grouped >= self.GROUP_TURNS or STOP.is_set() \
                         or time.time() - start >= self.GROUP_SECONDS:
                     break
@@ -370,10 +381,12 @@ class Scheduler:
                 time.sleep(random.uniform(0, min(0.5, 0.002 * 2 ** attempt)))
             except UnrunnableCode as e:
                 self.abort()
+                self.alone_if_grouped()
                 self.fail_task(task, unrunnable_message(task, e))
                 return
             except RunawayTurn as e:
                 self.abort()
+                self.alone_if_grouped()
                 self.fail_task(task, '%s; it waits at its last checkpoint: `ostinato tasks '
                                      'retry %d` runs it again, `tasks cancel %d` ends it'
                                % (e, task.id, task.id))
@@ -382,6 +395,7 @@ class Scheduler:
                 self.abort()
                 if isinstance(e, StoreFailed):
                     raise                   # the disk: no task's fault, and none can go on
+                self.alone_if_grouped()
                 if isinstance(e, TooDeep):
                     self.fail_task(task, str(e))
                     return
@@ -419,6 +433,15 @@ class Scheduler:
         self.err.write('%s task %d (%s): its turn conflicted %d times with other workers\' '
                        'turns; queued again\n' % (time.strftime('%Y-%m-%d %H:%M:%S'), task.id,
                                                    task.name, self.CONFLICT_ATTEMPTS))
+
+    def alone_if_grouped(self):
+        """A turn failed in a group (run_ready), and the abort undid the
+        group's earlier turns too -- maybe this very task's last turn, whose
+        output was never written.  Failing the task now would charge the
+        error to its state before those turns: instead the group is run
+        again one commit per turn, where the error meets its own turn."""
+        if self.grouped:
+            raise _RunAlone()
 
     def commit(self):
         with committing:

@@ -45,9 +45,10 @@ def live_socket(db_path):
         s.close()
 
 
-def attach(db=None, memory=False):
+def attach(db=None, memory=False, accept_truncation=False):
     """Open the database for a client (repl, tasks): through the socket of a
-    running serve process when there is one, else the file itself."""
+    running serve process when there is one, else the file itself (checked
+    as `run` does: accept_truncation)."""
     if memory:
         return Store(memory=True)
     db = db or os.environ.get('OSTINATO_DB') or 'ostinato.fs'
@@ -56,7 +57,7 @@ def attach(db=None, memory=False):
     sock = live_socket(db)
     if sock is not None:
         return Store('zeo:' + sock)
-    return Store(db)
+    return Store(db, accept_truncation=accept_truncation)
 
 
 def _private_folder(path):
@@ -136,7 +137,7 @@ class Server:
     """The serve loop over a database."""
 
     def __init__(self, db=None, out=None, err=None, worker='main', watch_seconds=1.0,
-                 services=(), memory=False):
+                 services=(), memory=False, accept_truncation=False):
         import sys
         db = db or os.environ.get('OSTINATO_DB') or 'ostinato.fs'
         self.zeo = None
@@ -151,9 +152,18 @@ class Server:
                 raise StoreError("the database %s is already served (socket %s); use "
                                  "'ostinato repl' or 'ostinato tasks' to attach to it"
                                  % (db, socket_path_for(db)))
-            storage = open_storage(db)
-            self.zeo = ZEOThread(storage, socket_path_for(db))
-            self.store = Store('zeo:' + self.zeo.path)
+            storage = open_storage(db, accept_truncation=accept_truncation)
+            try:
+                self.zeo = ZEOThread(storage, socket_path_for(db))
+            except BaseException:
+                storage.close()
+                raise
+            try:
+                self.store = Store('zeo:' + self.zeo.path)
+            except BaseException:       # e.g. the world's record is damaged
+                self.zeo.close()
+                storage.close()
+                raise
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self.worker = worker

@@ -1,28 +1,33 @@
 """The database: opening ZODB storages and finding the world in them.
 
-`--db PATH` (env `OSTINATO_DB`, default `./ostinato.fs`) opens a FileStorage;
-`--memory` a throw-away in-memory storage; `zeo://HOST:PORT` or a ZEO unix
-socket path (`zeo:PATH`) attaches to a ZEO server.  Only `runtime/` (and
-`effects/`) touch connections and transactions (DESIGN.md §1, rule 4).
+`--db PATH` (env `OSTINATO_DB`, default `./ostinato.fs`) opens a FileStorage
+(checked at open: runtime/filestore.py); `--memory` a throw-away in-memory
+storage; `zeo://HOST:PORT` or a ZEO unix socket path (`zeo:PATH`) attaches
+to a ZEO server.  Only `runtime/` (and `effects/`) touch connections and
+transactions (DESIGN.md §1, rule 4).
+
+A record that cannot be read (damaged in the middle of the file, where the
+check at open does not look) raises `DamagedDatabase` from the connection,
+whatever the reader was doing, instead of a Python error deep in the VM.
 """
 from __future__ import annotations
 
 import logging
 import os
+import struct
 import sys
 
 import transaction
 import ZODB
+from ZODB.Connection import Connection
 from ZODB.MappingStorage import MappingStorage
 
 from ..vm import values as V
+from .filestore import (WHAT_TO_DO, CheckedFileStorage, DamagedDatabase, DamagedRecord,
+                        StoreError, preflight)
 from .world import SCHEMA_VERSION, World
 
 ROOT_KEY = 'ostinato'
-
-
-class StoreError(Exception):
-    """A database that cannot be opened; the message says what to do."""
 
 
 class StoreFailed(StoreError):
@@ -149,9 +154,14 @@ def _what_to_do(cmdline):
             "'ostinato tasks'; any other process holds it alone until it ends.")
 
 
-def open_storage(address=None, memory=False, read_only=False):
+def open_storage(address=None, memory=False, read_only=False, accept_truncation=False):
     """A ZODB storage for `address` (a file path, `zeo://HOST:PORT` or
-    `zeo:SOCKET`), or an in-memory one."""
+    `zeo:SOCKET`), or an in-memory one.
+
+    A file whose end is missing or damaged raises DamagedDatabase, unless
+    `accept_truncation` (the file goes on from its last good transaction) or
+    `read_only` (it is read as of then; `storage.end_report` says what is
+    wrong, for the command to warn)."""
     if memory:
         return MappingStorage()
     address = address or default_db_path()
@@ -164,12 +174,13 @@ def open_storage(address=None, memory=False, read_only=False):
         else:
             addr = rest
         return ClientStorage(addr, wait_timeout=10, read_only=read_only)
-    from ZODB.FileStorage import FileStorage
     import zc.lockfile
     private_files()
+    preflight(address)              # a folder or a text file: one line, before any warning
     warn_if_readable(address)
+    damage = 'warn' if read_only else 'accept' if accept_truncation else 'refuse'
     try:
-        return FileStorage(address, read_only=read_only)
+        storage = CheckedFileStorage(address, read_only=read_only, damage=damage)
     except zc.lockfile.LockError:
         pid = _lock_holder(address)
         who = ''
@@ -178,21 +189,127 @@ def open_storage(address=None, memory=False, read_only=False):
             who = ' by process %d%s' % (pid, ' (%s)' % name if name else '')
         raise StoreError("the database %s is in use%s.\n%s"
                          % (address, who, _what_to_do(name))) from None
+    except _unreadable() as e:
+        # ZODB read a record it cannot make sense of while it built its index.
+        raise _damaged(address, e) from None
     except OSError as e:
         raise StoreError('cannot open the database %s: %s' % (
             address, e.strerror or e)) from None
+    for note in storage.notes:
+        sys.stderr.write('ostinato: %s\n' % note)
+    if storage.end_report is not None and accept_truncation and not read_only:
+        sys.stderr.write('ostinato: %s\n' % storage.end_report.accepted())
+    return storage
+
+
+def _unreadable():
+    from ZODB.FileStorage.FileStorage import FileStorageError
+    from ZODB.FileStorage.format import CorruptedError
+    return (FileStorageError, CorruptedError, ValueError, struct.error, OverflowError,
+            DamagedRecord)
+
+
+def _damaged(name, e):
+    return DamagedDatabase('the database %s is damaged: %s; %s' % (
+        name, _one_line(e), WHAT_TO_DO.format(path=name)))
+
+
+def _one_line(e):
+    text = ' '.join(str(e).split()) or 'no message'
+    return text if len(text) <= 300 else text[:297] + '...'
+
+
+class _Connection(Connection):
+    """A connection that reports a record it cannot read as damage: which
+    object, where, and what to do -- not a Python error from inside the
+    unpickler, wherever in the VM the object was touched."""
+
+    def setstate(self, obj):
+        try:
+            return super().setstate(obj)
+        except Exception as e:
+            raise self._damaged(obj._p_oid, type(obj).__name__, e)
+
+    def get(self, oid):
+        from ZODB.POSException import POSKeyError
+        try:
+            return super().get(oid)
+        except POSKeyError:
+            raise
+        except Exception as e:
+            raise self._damaged(oid, None, e)
+
+    def _damaged(self, oid, kind, e):
+        from transaction.interfaces import TransientError
+        from ZODB.POSException import ConnectionStateError
+        from ZODB.utils import oid_repr
+        if isinstance(e, (TransientError, ConnectionStateError)):
+            return e        # a conflict, a lost ZEO server, a closed connection: no damage
+        storage = self._db.storage
+        name = getattr(self._db, 'ostinato_name', None) or storage.getName()
+        while e.__cause__ is not None and not str(e):
+            e = e.__cause__       # ZODB's StateLoadError says nothing; its cause does
+        e = _from_server(e)
+        if isinstance(e, DamagedRecord):
+            what = e.describe(kind)
+        else:
+            where = ''
+            try:
+                where = 'record at offset {:,}'.format(storage._lookup_pos(oid))
+            except Exception:
+                pass
+            details = '; '.join(x for x in (kind, where) if x)
+            what = 'object %s%s cannot be read (%s: %s)' % (
+                oid_repr(oid), ' (%s)' % details if details else '', type(e).__name__,
+                _one_line(e))
+        return DamagedDatabase('the database %s is damaged: %s; %s' % (
+            name, what, WHAT_TO_DO.format(path=name)))
+
+
+def _from_server(e):
+    """ZEO hands over an exception of a class it does not know as
+    ServerException(class name, args): the serve process's DamagedRecord."""
+    from ZEO.Exceptions import ServerException
+    if (isinstance(e, ServerException) and len(e.args) == 2
+            and e.args[0] == DamagedRecord.__module__ + '.' + DamagedRecord.__name__):
+        return DamagedRecord(*e.args[1])
+    return e
+
+
+def _file_of(address):
+    """The database file behind an address, for messages: the socket of a
+    serve process is FILE.serve/socket (runtime/serve.py)."""
+    tail = '.serve' + os.sep + 'socket'
+    if address and address.startswith('zeo:') and not address.startswith('zeo://') \
+            and address.endswith(tail):
+        return address[4:-len(tail)]
+    return address
+
+
+class _DB(ZODB.DB):
+    klass = _Connection
 
 
 class Store:
     """One open database with one connection and its transaction manager."""
 
-    def __init__(self, address=None, memory=False, storage=None):
+    def __init__(self, address=None, memory=False, storage=None, accept_truncation=False):
         self.address = address
-        self.storage = storage if storage is not None else open_storage(address, memory)
-        self.db = ZODB.DB(self.storage, large_record_size=1 << 26)
+        self.storage = storage if storage is not None else open_storage(
+            address, memory, accept_truncation=accept_truncation)
+        try:
+            self.db = _DB(self.storage, large_record_size=1 << 26)
+        except BaseException:
+            self.storage.close()
+            raise
+        self.db.ostinato_name = _file_of(address)
         self.tm = transaction.TransactionManager()
         self.conn = self.db.open(self.tm)
-        self.world = self._world()
+        try:
+            self.world = self._world()
+        except BaseException:       # e.g. the world's record is damaged
+            self.close()
+            raise
 
     def _world(self):
         root = self.conn.root()
@@ -226,6 +343,14 @@ class Store:
                              % (self.address or '', SCHEMA_VERSION, '; '.join(done)))
         return self.conn.root()[ROOT_KEY]
 
+    def pack(self, days=0):
+        """Drop old revisions and unreachable objects.  Packing reads every
+        record ZODB keeps: one it cannot make sense of is damage."""
+        try:
+            self.db.pack(days=days)
+        except _unreadable() as e:
+            raise _damaged(self.db.ostinato_name or self.storage.getName(), e) from None
+
     def size(self):
         """The storage's size in bytes (None in memory)."""
         if isinstance(self.storage, MappingStorage):
@@ -238,7 +363,22 @@ class Store:
     def commit(self, note=None):
         if note:
             self.tm.get().note(note)
-        _committing(self.tm.commit, self.tm.abort, self.address or 'in memory')
+        self._commit()
+
+    def _commit(self):
+        """Commit; a failure of the disk or of a value's depth is raised as
+        what it means (`_committing`), and a record the storage could not
+        read while it checked for conflicts is damage, reported as such."""
+        try:
+            _committing(self.tm.commit, self.tm.abort, self.address or 'in memory')
+        except Exception as e:
+            record = _from_server(e)
+            if not isinstance(record, DamagedRecord):
+                raise
+            self.tm.abort()
+            name = self.db.ostinato_name or self.storage.getName()
+            raise DamagedDatabase('the database %s is damaged: %s; %s' % (
+                name, record, WHAT_TO_DO.format(path=name))) from None
 
     def abort(self):
         self.tm.abort()
@@ -252,7 +392,7 @@ class Store:
             self.tm.abort()
             try:
                 result = fn()
-                _committing(self.tm.commit, self.tm.abort, self.address or 'in memory')
+                self._commit()
                 return result
             except ConflictError:
                 self.tm.abort()
