@@ -590,6 +590,8 @@ class Scheduler:
             if now - slice_start >= self.SLICE_SECONDS:
                 before = self.stored_size()
                 self.end_turn()
+                if self.grouped:
+                    self.grouped = 0    # the checkpoint committed the group's turns too
                 if before is not None:
                     written += max(0, self.stored_size() - before)
                 if _DIE_IN_TURN is not None and task.name == _DIE_IN_TURN:
