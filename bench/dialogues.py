@@ -5,7 +5,7 @@ itself).
 The program is bench/dialogue.ost: one task per chat thread that waits for
 the user's message, counts its words, replies and waits again, ten turns.
 A message comes in the way the console and Telegram bring one
-(effects/chat.py `receive`): appended to its thread in a transaction of its
+(effects/channels/chat.py `receive`): appended to its thread in a transaction of its
 own, which wakes the thread's task (or, for a thread's first message, puts
 the thread into `new_threads()`, and the program's main task spawns its
 dialogue).  The replies go to the durable outbox of a channel named `bench`,
@@ -37,10 +37,11 @@ for _p in (ROOT, HERE):      # ostinato, and the LangGraph side beside this file
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
-from ostinato.effects.chat import channels_module, new_user, receive  # noqa: E402
+from ostinato.effects.channels.chat import channels_module, new_user, receive  # noqa: E402
 from ostinato.runtime import scheduler as _scheduler  # noqa: E402
 from ostinato.runtime.scheduler import Scheduler  # noqa: E402
 from ostinato.runtime.store import Store  # noqa: E402
+from ostinato.runtime.txn import StoreTransactions, Transactions  # noqa: E402
 
 PROGRAM = os.path.join(HERE, 'dialogue.ost')
 CHANNEL = 'bench'
@@ -73,6 +74,23 @@ def message_text(dialogue, turn):
         turn, dialogue)
 
 
+class BatchCommits(StoreTransactions):
+    """Building a database, not measured: one commit every `every` turns (a
+    transaction of its own, an intake, counts as a turn)."""
+
+    transact = Transactions.transact
+
+    def __init__(self, store, every):
+        super().__init__(store)
+        self.every = every
+        self.turns = 0
+
+    def commit(self):
+        self.turns += 1
+        if self.turns % self.every == 0:
+            self.store.commit()
+
+
 class OstinatoDialogues:
     """A FileStorage database running bench/dialogue.ost, with the hooks that
     `ostinato run` sets (runtime/runner.py): each scheduler turn is committed,
@@ -90,11 +108,8 @@ class OstinatoDialogues:
         self.fsyncs = {'intake': 0, 'turn': 0}
         self.store = Store(path)
         self.sched = Scheduler(self.store.world, out=io.StringIO(), err=sys.stderr)
-        # The hooks runtime/runner.py `run_file` sets (keep them the same).
-        store = self.store
-        self.sched.after_turn = lambda s: store.commit()
-        self.sched.abort_hook = lambda s: store.abort()
-        self.sched.transact_hook = store.transact
+        # What runtime/runner.py `run_file` sets (keep them the same).
+        self.sched.txn = StoreTransactions(self.store)
         self.sched.recover()
         if channels_module(self.world) is None:
             self.sched.start_main(PROGRAM)
@@ -174,19 +189,20 @@ class OstinatoDialogues:
         Ctrl-C stops one: at the next turn boundary, after that turn's
         commit.)"""
         goal = self.replies() + count
-        commit = self.sched.after_turn
+        txn = self.sched.txn
+        commit = txn.commit
 
-        def commit_and_count(s):
-            commit(s)
+        def commit_and_count():
+            commit()
             if self.replies() >= goal:
                 _scheduler.request_stop()
-        self.sched.after_turn = commit_and_count
+        txn.commit = commit_and_count
         start = self.replies()
         try:
             with self.counting('turn'):
                 self.sched.run()
         finally:
-            self.sched.after_turn = commit
+            del txn.commit
             _scheduler.STOP.clear()
         return self.replies() - start
 
@@ -196,7 +212,7 @@ class OstinatoDialogues:
 
     def sent(self):
         """Take the replies out of the outbox as a channel does once they went
-        out (effects/telegram.py `confirm`), in the caller's transaction."""
+        out (effects/channels/telegram.py `confirm`), in the caller's transaction."""
         box = self.world.outbox
         for seq in list(box.pending.keys()):
             del box.pending[seq]
@@ -222,14 +238,7 @@ class OstinatoDialogues:
         d = cls(path)
         try:
             sched, store = d.sched, d.store
-            turns = [0]
-
-            def batch_commit(s):
-                turns[0] += 1
-                if turns[0] % 2000 == 0:
-                    store.commit()
-            sched.after_turn = batch_commit
-            sched.transact_hook = None
+            sched.txn = BatchCommits(store, 2000)
             for lo in range(0, n, batch):
                 hi = min(n, lo + batch)
                 d.deliver_many([(i, message_text(i, 1)) for i in range(lo, hi)])

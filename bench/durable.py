@@ -115,10 +115,11 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..')
 sys.path.insert(0, ROOT)
 
 from ostinato.runtime.scheduler import Scheduler  # noqa: E402
+from ostinato.runtime.txn import StoreTransactions  # noqa: E402
 from ostinato.runtime.store import Store  # noqa: E402
 from ostinato.vm import ops  # noqa: E402
 
-from dialogues import (OstinatoDialogues, burst, figure, log, message_text,  # noqa: E402
+from dialogues import (BatchCommits, OstinatoDialogues, burst, figure, log, message_text,  # noqa: E402
                        one_at_a_time, peak_rss_mb, percentile, run_case_in_subprocess)
 
 # N tasks, each in a loop waiting for its own box to change.  The box is a
@@ -159,13 +160,7 @@ def build(folder, n):
     store = Store(db)
     try:
         sched = Scheduler(store.world, out=io.StringIO(), err=sys.stderr)
-        turns = [0]
-
-        def batch_commit(s):
-            turns[0] += 1
-            if turns[0] % BUILD_COMMIT_EVERY == 0:
-                store.commit()
-        sched.after_turn = batch_commit
+        sched.txn = BatchCommits(store, BUILD_COMMIT_EVERY)
         sched.recover()
         sched.start_main(os.path.abspath(prog))
         store.commit()
@@ -207,12 +202,8 @@ def serving(db):
     recovery, and a run of whatever is ready."""
     store = Store(db)
     sched = Scheduler(store.world, out=io.StringIO(), err=sys.stderr)
-    # The hooks `ostinato run` sets (runtime/runner.py).
-    sched.after_turn = lambda s: store.commit()
-    if hasattr(sched, 'abort_hook'):
-        sched.abort_hook = lambda s: store.abort()
-    if hasattr(sched, 'transact_hook') and hasattr(store, 'transact'):
-        sched.transact_hook = store.transact
+    # What `ostinato run` sets (runtime/runner.py).
+    sched.txn = StoreTransactions(store)
     sched.recover()
     sched.run()
     return store, sched

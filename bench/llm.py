@@ -25,7 +25,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 
 from ostinato.effects.llm import LLMClient, LLMConfig
-from ostinato.effects.llm_queue import LLMService
+from ostinato.effects.llm.queue import LLMService
 from ostinato.runtime.runner import run_file
 from ostinato.runtime.store import Store
 

@@ -233,8 +233,8 @@ def _telegram_channel(enabled):
     mistake (no token, a bad allowlist) ends the command with exit 2."""
     if not enabled:
         return []
-    from .effects.telegram import TelegramChannel
-    from .effects.telegram_api import TelegramConfig, TelegramError
+    from .effects.channels.telegram import TelegramChannel
+    from .effects.channels.telegram_api import TelegramConfig, TelegramError
     try:
         return [TelegramChannel(TelegramConfig.from_env())]
     except TelegramError as e:
@@ -369,7 +369,7 @@ def _llm_service(backend, model, parallel, worker, spinner=False, servers=()):
     """The LLM worker; the backend is resolved when the first request comes.
     With several servers each gets `parallel` requests at a time."""
     from .effects.llm import LLMClient
-    from .effects.llm_queue import LLMService
+    from .effects.llm.queue import LLMService
 
     def maker(url=None):
         return lambda: LLMClient(_llm_config(backend, model, url))
@@ -387,7 +387,7 @@ def _operator_log(log_path, db, memory, console, world):
     if log_path:
         return OperatorLog(path=log_path)
     if console.terminal and isatty(sys.stderr):
-        from .effects.chat import channels_module
+        from .effects.channels.chat import channels_module
         base = 'ostinato' if memory or db.startswith('zeo:') else os.path.splitext(db)[0]
         return OperatorLog(path=base + '.log', notice=sys.stderr,
                            active=lambda: channels_module(world) is not None)
@@ -414,7 +414,7 @@ def run(file, db, memory, accept_truncation, llm, model, llm_servers, llm_parall
     A skill that serves dialogues talks on the console (and on Telegram
     with --telegram).  Stop at any point (Ctrl-D, Ctrl-C, even kill -9): the
     same command again continues every task where it stopped."""
-    from .effects.console import ConsoleChannel
+    from .effects.channels.console import ConsoleChannel
     from .runtime.runner import run_file
     from .runtime.scheduler import ServiceStopped
     from .runtime.store import Store, StoreError, StoreFailed
@@ -650,7 +650,7 @@ def tasks(words, db, memory, as_json, accept_truncation):
     it wakes when it ends.  `tasks retry ID` runs a parked task (one the
     runtime stopped: state failed, e.g. past the turn limit) again from its
     last commit.  Both work on the live database of a running serve."""
-    from .runtime import inspect
+    from .runtime import report
     action, task_id = _task_words(words)
     if action is not None:
         _act_on_task(action, task_id, db, memory, accept_truncation)
@@ -659,12 +659,12 @@ def tasks(words, db, memory, as_json, accept_truncation):
     try:
         try:
             if task_id is None:
-                value = [inspect.task_data(t, store.world) for t in inspect.live_tasks(store.world)] \
-                    if as_json else inspect.tasks_text(store.world)
+                value = [report.task_data(t, store.world) for t in report.live_tasks(store.world)] \
+                    if as_json else report.tasks_text(store.world)
             else:
-                value = inspect.task_detail_data(store.world, task_id) if as_json \
-                    else inspect.task_text(store.world, task_id)
-        except inspect.NoSuchTask as e:
+                value = report.task_detail_data(store.world, task_id) if as_json \
+                    else report.task_text(store.world, task_id)
+        except report.NoSuchTask as e:
             fail('%s in %s' % (e, 'memory' if memory else db))
     finally:
         store.close()
@@ -687,7 +687,7 @@ def _task_words(words):
 
 
 def _act_on_task(action, task_id, db, memory, accept_truncation=False):
-    from .runtime import inspect
+    from .runtime import report
     from .runtime.control import act
     from .runtime.scheduler import Scheduler
     from .runtime.serve import attach, live_socket
@@ -700,7 +700,7 @@ def _act_on_task(action, task_id, db, memory, accept_truncation=False):
         fail(str(e))
     try:
         ok, text = act(store, Scheduler(store.world), task_id, action)
-    except inspect.NoSuchTask as e:
+    except report.NoSuchTask as e:
         fail('%s in %s' % (e, 'memory' if memory else db))
     finally:
         store.close()
@@ -725,7 +725,7 @@ def log_command(task_id, last, db, memory, as_json):
     """The model exchanges: prompt, reply, model, timings, task and goal
     stack; for a request the model failed, what it said at every attempt."""
     import json as _json
-    from .effects.llm_queue import log_entries, log_text
+    from .effects.llm.queue import log_entries, log_text
     store = _open_for_reading(db, memory)
     try:
         world = store.world
@@ -758,16 +758,16 @@ def db_info(db, memory, as_json):
 
     Also the tasks by state, the modules (and whether their files changed
     since they were loaded), timers and watches."""
-    from .runtime import inspect
+    from .runtime import report
     store = _open_for_reading(db, memory)
     try:
         where = 'memory' if memory else db
         if not memory and store.address != db:
             where = '%s (live, through %s)' % (db, store.address)
         if as_json:
-            value = inspect.db_data(store.world, store.storage, where)
+            value = report.db_data(store.world, store.storage, where)
         else:
-            text = inspect.db_report(store.world, store.storage, where)
+            text = report.db_report(store.world, store.storage, where)
     finally:
         store.close()
     if as_json:
@@ -832,7 +832,7 @@ def db_pack(days, db, memory, accept_truncation):
 
     The file as it was before is kept as DB.old (FileStorage's safety copy
     of a pack); delete it once you no longer need it."""
-    from .runtime import inspect
+    from .runtime import report
     from .runtime.store import Store, StoreError
     address = db if memory else _existing_address(db)
     try:
@@ -844,7 +844,7 @@ def db_pack(days, db, memory, accept_truncation):
         def size():
             return os.path.getsize(db) if local else store.storage.getSize()
         before = size()
-        pruned = inspect.prune_ended(store.world)
+        pruned = report.prune_ended(store.world)
         if pruned:
             store.commit('ostinato: prune %d ended task%s' % (pruned, '' if pruned == 1 else 's'))
         store.pack(days=days)
@@ -853,8 +853,8 @@ def db_pack(days, db, memory, accept_truncation):
         store.close()
     if pruned:
         click.echo('pruned %d ended task%s' % (pruned, '' if pruned == 1 else 's'))
-    click.echo('packed %s: %s -> %s' % ('memory' if memory else db, inspect.human_size(before),
-                                         inspect.human_size(after)))
+    click.echo('packed %s: %s -> %s' % ('memory' if memory else db, report.human_size(before),
+                                         report.human_size(after)))
     if local and os.path.exists(db + '.old'):
         click.echo('the file as it was is kept as %s.old; delete it when you no longer need it'
                    % db)

@@ -72,7 +72,7 @@ def lock_holder(path):
 
 
 def database_finding(db):
-    from .runtime.inspect import human_size
+    from .runtime.report import human_size
     from .runtime.serve import live_socket
     from .runtime.store import _process_name
     from .runtime.world import SCHEMA_VERSION
@@ -279,7 +279,7 @@ def _version(dist):
 def telegram_finding():
     """The Telegram settings as `--telegram` reads them (the token is never
     shown; Telegram itself is not asked)."""
-    from .effects.telegram_api import TelegramConfig, TelegramError
+    from .effects.channels.telegram_api import TelegramConfig, TelegramError
     token_set = bool(os.environ.get('TELEGRAM_BOT_TOKEN', '').strip())
     if not token_set:
         return Finding('telegram', 'off', 'TELEGRAM_BOT_TOKEN is not set (needed for --telegram)',

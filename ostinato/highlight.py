@@ -37,28 +37,25 @@ from __future__ import annotations
 
 import re
 
+from .syntax import lexer as _lexer
+from .vm import builtins as _builtins, taskbuiltins as _taskbuiltins  # noqa: F401 -- they fill BUILTINS
+from .vm.values import BUILTINS as _VM_BUILTINS
+
 # OstinatoLexer is made by the module's __getattr__ on first use.
 __all__ = ['OstinatoLexer', 'prompt_lexer', 'RESERVED', 'CONSTANTS',  # noqa: F822
            'WORD_OPERATORS', 'MODE_WORDS', 'FRAME_NAMES', 'BUILTINS']
 
-# docs/language.md §2.
-RESERVED = tuple('''
-    none true false def return if else then while for in as break continue
-    wait until spawn type import from not and or try catch
-'''.split())
+# The reserved words of the real scanner (docs/language.md §2) and the
+# built-ins the VM defines (§18; `spawn` is a reserved word and stays a
+# keyword; names starting with `_` are the runtime's own): taken from where
+# they are defined, so the highlighting cannot drift from the language.
+RESERVED = tuple(sorted(_lexer.RESERVED))
 CONSTANTS = ('none', 'true', 'false')
 WORD_OPERATORS = ('and', 'or', 'not', 'in')
 NAMESPACE_WORDS = ('import', 'from')
 MODE_WORDS = ('val', 'var', 'one')
 FRAME_NAMES = ('__goal__', '__caller__', '__parent__')
-# docs/language.md §18 (`spawn` is a reserved word and stays a keyword).
-BUILTINS = tuple('''
-    print pprint pformat str quote int float type_of length append extend
-    insert pop truncate reversed sorted keys values list set tuple span sum
-    min max abs round sjoin joinlines split strip lower upper replace
-    startswith endswith find json parse_json now format_time sleep Queue put
-    take raise add_property
-'''.split())
+BUILTINS = tuple(sorted(n for n in _VM_BUILTINS if not n.startswith('_') and n not in RESERVED))
 
 # Guarded double-quoted literals with up to this many `$` get exact
 # interpolation highlighting (one lexer state per guard count); longer

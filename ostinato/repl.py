@@ -49,14 +49,14 @@ def _conflict_text(e):
 class Repl:
     def __init__(self, store, out=None, err=None, standalone=True):
         from .runtime.scheduler import Scheduler
+        from .runtime.txn import StoreTransactions
         self.store = store
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self.standalone = standalone
         sched = Scheduler(store.world, out=self.out, err=self.err)
         sched.worker = 'repl-%d' % os.getpid()
-        sched.after_turn = lambda s: store.commit()
-        sched.abort_hook = lambda s: store.abort()
+        sched.txn = StoreTransactions(store)
         # A statement is one transaction, however long it runs: Ctrl-C rolls
         # all of it back, never leaving half of it (or its task) saved.
         sched.SLICE_SECONDS = float('inf')
@@ -132,20 +132,20 @@ class Repl:
 
     # ------------------------------------------------------------ commands
     def command(self, line):
-        from .runtime import inspect
+        from .runtime import report
         self.store.abort()
         parts = line.split()
         cmd = parts[0]
         if cmd in (':help', ':h', ':?'):
             self.out.write(HELP)
         elif cmd == ':tasks':
-            self.out.write(inspect.tasks_text(self.sched.world) + '\n')
+            self.out.write(report.tasks_text(self.sched.world) + '\n')
         elif cmd == ':stack':
             if len(parts) != 2 or not parts[1].isdigit():
                 self.err.write('usage: :stack ID\n')
             else:
                 try:
-                    self.out.write(inspect.task_text(self.sched.world, int(parts[1])) + '\n')
+                    self.out.write(report.task_text(self.sched.world, int(parts[1])) + '\n')
                 except KeyError:
                     self.err.write('no task %s\n' % parts[1])
         elif cmd in (':cancel', ':retry'):

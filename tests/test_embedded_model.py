@@ -22,7 +22,7 @@ import requests
 
 from ostinato.effects.llm import LLMClient, LLMConfig, LLMCrashed, LLMError
 from ostinato.effects.llm import embedded, openai_compat
-from ostinato.effects.llm_queue import LLMService
+from ostinato.effects.llm.queue import LLMService
 from ostinato.runtime.runner import run_file
 from ostinato.runtime.store import Store
 

@@ -21,13 +21,14 @@ from hypothesis import strategies as st
 
 from ostinato.effects.llm.errors import LLMError, LLMTimeout, LLMUnavailable
 from ostinato.effects.llm.replies import check_reply
-from ostinato.effects.llm_queue import LLMService, llm_state, reply_value
-from ostinato.effects.telegram import TelegramChannel, telegram_state
-from ostinato.effects.telegram_api import (
+from ostinato.effects.llm.queue import LLMService, llm_state, reply_value
+from ostinato.effects.channels.telegram import TelegramChannel, telegram_state
+from ostinato.effects.channels.telegram_api import (
     MAX_UPDATE_ID, IncomingMessage, TelegramAPI, TelegramConfig, TelegramError, TelegramRetry,
     printable, read_update, update_message, update_non_text, valid_update_id)
 from ostinato.runtime.runner import run_file
 from ostinato.runtime.scheduler import Scheduler
+from ostinato.runtime.txn import StoreTransactions
 from ostinato.runtime.store import Store
 
 # Slow (thousands of generated inputs): `make test-fast` leaves these out.
@@ -136,7 +137,7 @@ def test_intake_of_any_batch_commits_and_keeps_the_offset_an_update_id(world, ba
     channel = TelegramChannel(config, err=io.StringIO(), api=_NoAPI())
     channel.username = 'bot'
     sched = Scheduler(world.world, out=io.StringIO(), err=io.StringIO())
-    sched.transact_hook = world.transact
+    sched.txn = StoreTransactions(world)
     before = telegram_state(world.world).offset
     try:
         notes, places = channel.take(sched, batch)
@@ -238,7 +239,7 @@ def outcomes():
 @FUZZ
 @given(outcomes())
 def test_the_queue_applies_any_outcome_without_raising(world, outcome):
-    from ostinato.effects.llm_queue import LLMRequest
+    from ostinato.effects.llm.queue import LLMRequest
     sched = Scheduler(world.world, out=io.StringIO(), err=io.StringIO())
     service = LLMService(lambda: None, err=io.StringIO())
     try:

@@ -363,3 +363,14 @@ def test_vim_syntax(tmp_path):
     got = dict(zip(probes, (g.split('>')[-1] for g in lines[1:])))
     assert got == probes
     assert lines[len(probes) + 1] == ''      # no error message
+
+
+def test_every_reserved_word_and_builtin_of_the_language_is_highlighted():
+    from ostinato.syntax.lexer import RESERVED
+    from ostinato.vm.interp import VM  # noqa: F401 -- registers every built-in
+    from ostinato.vm.values import BUILTINS
+    for word in sorted(RESERVED):
+        (kind, text), = [tv for tv in lex(word) if tv[1].strip()]
+        assert text == word and (kind in Keyword or kind in Operator.Word), (word, kind)
+    for name in sorted(n for n in BUILTINS if not n.startswith('_')):
+        assert (Name.Builtin, name) in lex('%s(x)' % name), name

@@ -130,7 +130,7 @@ def test_hostile_updates_are_skipped_and_confirmed_and_serve_goes_on(tg, tmp_pat
     from ostinato.runtime.store import Store
     store = Store(str(bot.db))
     try:
-        from ostinato.effects.telegram import telegram_state
+        from ostinato.effects.channels.telegram import telegram_state
         assert telegram_state(store.world).offset < 2 ** 31
     finally:
         store.close()

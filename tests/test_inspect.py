@@ -14,8 +14,9 @@ from click.testing import CliRunner
 
 from ostinato.cli import main
 from ostinato.compiler.code import BYTECODE_VERSION, Code
-from ostinato.runtime import inspect
+from ostinato.runtime import report
 from ostinato.runtime.scheduler import Scheduler
+from ostinato.runtime.txn import StoreTransactions
 from ostinato.runtime.store import Store
 from ostinato.runtime.world import SCHEMA_VERSION, Watch, World
 from ostinato.vm.values import Frame, Function, OModule, OObject, OQueue, OType, Task
@@ -67,7 +68,7 @@ def drive(store, path=None, upgrade=False):
     that are not due stay asleep), committing each turn."""
     out, err = io.StringIO(), io.StringIO()
     sched = Scheduler(store.world, out=out, err=err)
-    sched.after_turn = lambda s: store.commit()
+    sched.txn = StoreTransactions(store)
     sched.recover()
     if path is not None:
         sched.start_main(os.path.abspath(path))
@@ -321,65 +322,65 @@ def test_old_code_rules():
     fn = Function(_code('f', summary='Do f.'), None, m)
     f_frame = _frame(fn.code, fn, m, caller=top)
     task = Task(1, 'm', f_frame)
-    assert inspect.goal_stack(task) == ['Module.', 'Do f.']
-    assert inspect.old_frames(task) == []
+    assert report.goal_stack(task) == ['Module.', 'Do f.']
+    assert report.old_frames(task) == []
     # An upgrade: new module code, the function's code replaced in place.
     old_f = fn.code
     m.code = _code('m', 'module', 'Module, v2.', source_hash='h2')
     fn.code = _code('f', summary='Do f, v2.', source_hash='h2')
-    assert inspect.old_frames(task) == [f_frame, top]
+    assert report.old_frames(task) == [f_frame, top]
     # The frames keep the blurbs of the code they run.
-    assert inspect.goal_stack(task) == ['Module.', 'Do f.']
+    assert report.goal_stack(task) == ['Module.', 'Do f.']
     # A lambda made by old code runs old code though it is its function's code.
     lam = Function(_code('<lambda>', 'lambda', source_hash='h1'), f_frame, m)
     lam_frame = _frame(lam.code, lam, m)
-    assert inspect.is_old_code(lam_frame)
+    assert report.is_old_code(lam_frame)
     new_lam = Function(_code('<lambda>', 'lambda', source_hash='h2'), None, m)
-    assert not inspect.is_old_code(_frame(new_lam.code, new_lam, m))
+    assert not report.is_old_code(_frame(new_lam.code, new_lam, m))
     assert old_f is not fn.code
 
 
 def test_describe_waits():
     now = time.mktime((2024, 5, 6, 10, 0, 0, 0, 0, -1))
     task = Task(7, 't', None)
-    assert inspect.describe_wait(task, now) == 'ready'
+    assert report.describe_wait(task, now) == 'ready'
     task.state = 'waiting'
     task.waiting = ('import', 'helper')
-    assert inspect.describe_wait(task, now) == 'waiting for module helper'
+    assert report.describe_wait(task, now) == 'waiting for module helper'
     task.waiting = ('sleep', now + 2 * 3600 + 3 * 60 + 4)
-    assert inspect.describe_wait(task, now) == 'sleeping until 12:03:04 (in 2 h 3 min)'
+    assert report.describe_wait(task, now) == 'sleeping until 12:03:04 (in 2 h 3 min)'
     task.waiting = ('sleep', now - 5)
-    assert inspect.describe_wait(task, now) == 'sleeping until 09:59:55 (overdue by 5 s)'
+    assert report.describe_wait(task, now) == 'sleeping until 09:59:55 (overdue by 5 s)'
     task.waiting = ('take', OQueue())
-    assert inspect.describe_wait(task, now) == 'waiting for an item from <queue 0>'
+    assert report.describe_wait(task, now) == 'waiting for an item from <queue 0>'
     box = OObject(OType('Box'))
     from ostinato.compiler import code as ops
     wcode = _code('w', instrs=[(ops.WATCH_BEGIN, None), (ops.LOAD_LOCAL, 0),
                                (ops.WATCH_END_WHILE, 0), (ops.RETURN, None)])
     task.frame = _frame(wcode, None, None, pc=0)
     task.waiting = Watch(1, task, [box, OModule('m'), box, box], 'change')
-    assert inspect.describe_wait(task, now) == (
+    assert report.describe_wait(task, now) == (
         'waiting for a change of <Box> or <module m> or <Box> or 1 more (read by `wait while`)')
     thread = OObject(OType('Thread'), {'id': 'telegram:42'})
     task.waiting = Watch(3, task, [thread], 'change')
-    assert inspect.describe_wait(task, now) == (
+    assert report.describe_wait(task, now) == (
         'waiting for a change of <Thread telegram:42> (read by `wait while`)')
     task.waiting = Watch(2, task, [], 'change')
-    assert inspect.describe_wait(task, now) == 'waiting forever (`wait while` read no object)'
+    assert report.describe_wait(task, now) == 'waiting forever (`wait while` read no object)'
     task.since = now - 300
-    assert inspect.since_text(task, now) == '09:55:00 (5 min ago)'
+    assert report.since_text(task, now) == '09:55:00 (5 min ago)'
 
 
 def test_duration():
-    assert inspect.duration(0.25) == '0.2 s' or inspect.duration(0.25) == '0.3 s'
-    assert inspect.duration(42) == '42 s'
-    assert inspect.duration(125) == '2 min 5 s'
-    assert inspect.duration(7380) == '2 h 3 min'
-    assert inspect.duration(3 * 86400 + 7200) == '3 d 2 h'
+    assert report.duration(0.25) == '0.2 s' or report.duration(0.25) == '0.3 s'
+    assert report.duration(42) == '42 s'
+    assert report.duration(125) == '2 min 5 s'
+    assert report.duration(7380) == '2 h 3 min'
+    assert report.duration(3 * 86400 + 7200) == '3 d 2 h'
 
 
 def test_unknown_task_is_a_key_error():
     w = World()
     with pytest.raises(KeyError) as e:
-        inspect.task_text(w, 5)
+        report.task_text(w, 5)
     assert str(e.value) == 'no task with id 5'

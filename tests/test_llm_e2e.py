@@ -16,7 +16,7 @@ import pytest
 from fakes.ollama import FakeOllama
 
 from ostinato.effects.llm import LLMUnavailable
-from ostinato.effects.llm_queue import LLMService
+from ostinato.effects.llm.queue import LLMService
 from ostinato.runtime.runner import run_file
 from ostinato.runtime.store import Store
 

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from ostinato.effects.console import ConsoleChannel
+from ostinato.effects.channels.console import ConsoleChannel
 from ostinato.effects.llm import LLMClient, LLMConfig
-from ostinato.effects.llm_queue import LLMService, log_entries
+from ostinato.effects.llm.queue import LLMService, log_entries
 from ostinato.runtime.runner import run_file
 from ostinato.runtime.store import Store
 from ostinato.vm import timefmt

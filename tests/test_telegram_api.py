@@ -14,7 +14,7 @@ import requests
 
 from fakes.telegram import TOKEN, FakeTelegram
 from waiting import wait_for
-from ostinato.effects.telegram_api import (
+from ostinato.effects.channels.telegram_api import (
     IncomingMessage, RateLimiter, TelegramAPI, TelegramConfig, TelegramConflict,
     TelegramError, TelegramRetry, backoff, parse_allowed_users, split_text, update_message)
 

@@ -330,7 +330,7 @@ def test_appending_to_a_thread_of_10000_messages_writes_a_bounded_amount(tmp_pat
     """The channel appends each message to its thread in its own commit; a
     thread's messages are stored in chunks, so a commit writes about the same
     few KB at 10,000 messages as at 600."""
-    from ostinato.effects.chat import new_user, receive
+    from ostinato.effects.channels.chat import new_user, receive
     from ostinato.runtime.runner import run_file
     from ostinato.runtime.scheduler import Scheduler
     from ostinato.runtime.store import Store

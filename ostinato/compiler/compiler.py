@@ -1,10 +1,11 @@
 """The compiler: our AST in, immutable `Code` objects out.
 
-It owns name resolution (a name is local to the function whose body binds
-it; otherwise an enclosing function's local, else a module variable or a
-built-in), the checks that need scope knowledge (break/continue/return
-placement, assignments to the frame names), and code generation for a stack
-machine whose frames are plain data (see vm.interp).
+It emits loads from the bindings the resolver recorded (compiler/resolve.py:
+a name is local to the function whose body binds it; otherwise an enclosing
+function's local, else a module variable or a built-in), makes the checks
+that need scope knowledge (break/continue/return placement, assignments to
+the frame names), and generates code for a stack machine whose frames are
+plain data (see vm.interp).
 """
 from __future__ import annotations
 
@@ -17,9 +18,9 @@ from ..syntax.errors import OstSyntaxError
 from .code import *
 from .code import Code
 from .peephole import fuse
+from .resolve import SPECIAL, resolve
 
-SPECIAL = {'__goal__': 'goal', '__caller__': 'caller', '__parent__': 'parent'}
-
+LOADS = {'local': LOAD_LOCAL, 'outer': LOAD_OUTER, 'global': LOAD_GLOBAL, 'special': LOAD_SPECIAL}
 BINOPS = {'+': ADD, '-': SUB, '*': MUL, '/': DIV, '//': FLOORDIV, '%': MOD, '^': POW}
 CMPOPS = {'<': LT, '<=': LE, '>': GT, '>=': GE, '==': EQ, '!=': NE, 'in': IN, 'not in': NOT_IN}
 
@@ -37,127 +38,6 @@ class Loop:
     def __init__(self, kind, label, brk, cont, hdepth, sdepth_in, sdepth_out):
         self.kind, self.label, self.brk, self.cont = kind, label, brk, cont
         self.hdepth, self.sdepth_in, self.sdepth_out = hdepth, sdepth_in, sdepth_out
-
-
-def bound_names(body, params=()):
-    """Names a function body binds (docs/language.md §11), in first-binding order;
-    nested def/lambda/spawn bodies are their own scopes."""
-    out = {p: None for p in params}
-
-    def target(t):
-        if isinstance(t, A.Name):
-            out.setdefault(t.name, None)
-
-    def heads(hs):
-        for h in hs:
-            if h.index:
-                out.setdefault(h.index, None)
-            out.setdefault(h.name, None)
-            expr(h.source)
-
-    def expr(e):
-        if e is None or isinstance(e, (str, A.Const, A.Name, A.Lambda)):
-            return
-        if isinstance(e, A.AssignExpr):
-            target(e.target)
-            expr(e.target)
-            expr(e.value)
-        elif isinstance(e, A.Comprehension):
-            heads(e.heads)
-            expr(e.elt)
-            expr(e.key)
-            expr(e.cond)
-        elif isinstance(e, A.Str):
-            for p in e.parts:
-                if isinstance(p, A.Interp):
-                    expr(p.expr)
-        else:
-            for v in vars(e).values():
-                if isinstance(v, A.Node):
-                    expr(v)
-                elif isinstance(v, list):
-                    for x in v:
-                        if isinstance(x, A.Node):
-                            expr(x)
-                        elif isinstance(x, tuple):
-                            for y in x:
-                                if isinstance(y, A.Node):
-                                    expr(y)
-
-    def stmts(ss):
-        for s in ss:
-            stmt(s)
-
-    def stmt(s):
-        if isinstance(s, A.Assign):
-            for t in s.targets:
-                target(t)
-                expr(t)
-            expr(s.value)
-        elif isinstance(s, A.Def):
-            out.setdefault(s.name, None)    # its defaults run in the new frame
-        elif isinstance(s, A.TypeDef):
-            out.setdefault(s.name, None)
-            for x in s.supers or ():
-                expr(x)
-            for f in s.fields:
-                expr(f.default)
-        elif isinstance(s, A.Import):
-            for n in s.names:
-                out.setdefault(n, None)
-        elif isinstance(s, A.FromImport):
-            for n in s.names:
-                out.setdefault(n, None)
-        elif isinstance(s, A.If):
-            for c, b in s.branches:
-                expr(c)
-                stmts(b)
-            if s.else_body:
-                stmts(s.else_body)
-        elif isinstance(s, A.While):
-            expr(s.cond)
-            stmts(s.body)
-        elif isinstance(s, A.For):
-            heads(s.heads)
-            stmts(s.body)
-        elif isinstance(s, A.Try):
-            stmts(s.body)
-            if s.name:
-                out.setdefault(s.name, None)
-            stmts(s.handler)
-        elif isinstance(s, A.SpawnBlock):
-            pass
-        elif isinstance(s, A.SpawnCall):
-            expr(s.call)
-        elif isinstance(s, (A.ExprStmt,)):
-            expr(s.expr)
-        elif isinstance(s, A.Return):
-            expr(s.value)
-        elif isinstance(s, A.Wait):
-            expr(s.cond)
-
-    stmts(body)
-    return list(out)
-
-
-class Scope:
-    def __init__(self, kind, parent, names):
-        self.kind = kind            # 'module' or 'function'
-        self.parent = parent
-        self.slots = {n: i for i, n in enumerate(names)} if kind == 'function' else {}
-
-    def resolve(self, name):
-        """('local', slot) | ('outer', (depth, slot)) | ('global', name)."""
-        if self.kind == 'function' and name in self.slots:
-            return 'local', self.slots[name]
-        depth = 0
-        s = self.parent
-        while s is not None and s.kind == 'function':
-            depth += 1
-            if name in s.slots:
-                return 'outer', (depth, s.slots[name])
-            s = s.parent
-        return 'global', name
 
 
 class FunctionCompiler:
@@ -211,12 +91,8 @@ class FunctionCompiler:
 
     # ------------------------------------------------------------ names
     def load_name(self, node):
-        name = node.name
-        if name in SPECIAL:
-            self.emit(LOAD_SPECIAL, SPECIAL[name], node)
-            return
-        where, arg = self.scope.resolve(name)
-        self.emit({'local': LOAD_LOCAL, 'outer': LOAD_OUTER, 'global': LOAD_GLOBAL}[where], arg, node)
+        where, arg = self.comp.resolution.read(node)
+        self.emit(LOADS[where], arg, node)
 
     def store_name(self, name, node):
         if name in SPECIAL:
@@ -369,7 +245,7 @@ class FunctionCompiler:
         self.mark(end)
 
     def st_Def(self, s):
-        code = self.comp.compile_function(s, self.scope, self.qualname)
+        code = self.comp.compile_function(s, self.qualname)
         if self.scope.kind == 'module':
             self.emit(DEF_GLOBAL, (code, s.name), s)
         else:
@@ -426,7 +302,7 @@ class FunctionCompiler:
         self.emit(POP)
 
     def st_SpawnBlock(self, s):
-        code = self.comp.compile_block(s, self.scope, self.qualname)
+        code = self.comp.compile_block(s, self.qualname)
         self.emit(MAKE_FUNCTION, code, s)
         self.emit(SPAWN, (0, (), False), s)
         self.emit(POP)
@@ -498,7 +374,7 @@ class FunctionCompiler:
         self.mark(exit_)
 
     def ex_Lambda(self, e):
-        code = self.comp.compile_lambda(e, self.scope, self.qualname)
+        code = self.comp.compile_lambda(e, self.qualname)
         self.emit(MAKE_FUNCTION, code, e)
 
     def call_args(self, e):
@@ -628,7 +504,8 @@ class FunctionCompiler:
 class Compiler:
     """Compiles one module source.  `compile_module` is the entry point."""
 
-    def __init__(self, source, filename, module_name):
+    def __init__(self, source, filename, module_name, resolution):
+        self.resolution = resolution
         self.source = source
         self.filename = filename
         self.module_name = module_name
@@ -641,7 +518,7 @@ class Compiler:
         return self._lines[n - 1] if 0 < n <= len(self._lines) else ''
 
     def compile_module(self, mod):
-        scope = Scope('module', None, ())
+        scope = self.resolution.scope(mod)
         fc = FunctionCompiler(self, scope, self.module_name, 'module', mod, self.module_name)
         fc.block(mod.body)
         fc.emit(CONST, None)
@@ -649,14 +526,12 @@ class Compiler:
         b = mod.blurb
         return fc.finish((), (), b.summary if b else None, b.details if b else None)
 
-    def _function(self, node, name, kind, params, body_fn, outer, qual):
-        names = bound_names(body_fn, params) if isinstance(body_fn, list) else \
-            bound_names([A.ExprStmt(node.line, node.col, body_fn)], params)
-        scope = Scope('function', outer, names)
+    def _function(self, node, name, kind, qual):
+        scope = self.resolution.scope(node)
         fc = FunctionCompiler(self, scope, name, kind, node, qual)
-        return fc, scope, names
+        return fc, scope, scope.names
 
-    def compile_function(self, d, outer, outer_qual):
+    def compile_function(self, d, outer_qual):
         params = [p.name for p in d.params]
         seen = set()
         for p in d.params:
@@ -668,7 +543,7 @@ class Compiler:
                                      "cannot assign to %s" % p.name, self.source_line(p.line))
             seen.add(p.name)
         qual = outer_qual + '.' + d.name
-        fc, scope, names = self._function(d, d.name, 'def', params, d.body, outer, qual)
+        fc, scope, names = self._function(d, d.name, 'def', qual)
         # Defaults are evaluated at each call, in the new frame, left to right,
         # whenever the parameter is none.
         for i, p in enumerate(d.params):
@@ -685,22 +560,20 @@ class Compiler:
         b = d.blurb
         return fc.finish(params, names, b.summary if b else None, b.details if b else None)
 
-    def compile_lambda(self, e, outer, outer_qual):
+    def compile_lambda(self, e, outer_qual):
         seen = set()
         for p in e.params:
             if p in seen:
                 raise OstSyntaxError(self.filename, e.line, e.col,
                                      "duplicate parameter '%s'" % p, self.source_line(e.line))
             seen.add(p)
-        fc, scope, names = self._function(e, '<lambda>', 'lambda', list(e.params), e.body,
-                                          outer, outer_qual + '.<lambda>')
+        fc, scope, names = self._function(e, '<lambda>', 'lambda', outer_qual + '.<lambda>')
         fc.expr(e.body)
         fc.emit(RETURN, None, e)
         return fc.finish(e.params, names, None, None)
 
-    def compile_block(self, s, outer, outer_qual):
-        fc, scope, names = self._function(s, '<spawn>', 'spawn', [], s.body, outer,
-                                          outer_qual + '.<spawn>')
+    def compile_block(self, s, outer_qual):
+        fc, scope, names = self._function(s, '<spawn>', 'spawn', outer_qual + '.<spawn>')
         fc.block(s.body)
         fc.emit(CONST, None, s)
         fc.emit(RETURN, None, s)
@@ -725,7 +598,10 @@ def room_to_recurse():
             sys.setrecursionlimit(old)
 
 
-def compile_module(mod, source, filename, module_name):
-    """Compile a parsed module; raises OstSyntaxError for scope errors."""
+def compile_module(mod, source, filename, module_name, resolution=None):
+    """Compile a parsed module (`resolution`: its resolve(mod), when the
+    caller has it already); raises OstSyntaxError for scope errors."""
     with room_to_recurse():
-        return Compiler(source, filename, module_name).compile_module(mod)
+        if resolution is None:
+            resolution = resolve(mod)
+        return Compiler(source, filename, module_name, resolution).compile_module(mod)

@@ -22,7 +22,7 @@ import os
 import time
 from datetime import datetime
 
-from ..effects.chat import channels_module, new_user, receive
+from ..effects.channels.chat import channels_module, new_user, receive
 from ..effects.service import Service
 from ..runtime.scheduler import Scheduler, format_report
 from ..runtime.world import Watch
@@ -148,7 +148,7 @@ class EvalScheduler(Scheduler):
     def suspend(self, task, request):
         super().suspend(task, request)
         run = self.run_of(task)
-        if run is not None and request[0] == 'llm' and type(task.waiting) is tuple \
+        if run is not None and request.kind == 'llm' and type(task.waiting) is tuple \
                 and task.waiting[0] == 'llm':
             run.seqs.append(task.waiting[1])
 
@@ -161,7 +161,7 @@ class EvalScheduler(Scheduler):
         """End the tasks of a run that was ended early (too chatty, too
         many model calls): out of the ready queue and of whatever they wait
         for, their model requests withdrawn -- nothing of the run goes on."""
-        from ..effects.llm_queue import llm_state
+        from ..effects.llm.queue import llm_state
         w = self.world
 
         def stop():
@@ -364,7 +364,7 @@ class Simulation(Service):
 
 
 def _llm_pending(world):
-    from ..effects.llm_queue import llm_state
+    from ..effects.llm.queue import llm_state
     st = llm_state(world, make=False)
     return bool(st is not None and st.pending)
 
@@ -473,7 +473,7 @@ def evaluate(sched, case, names):
         elif status == 'yield':
             problem = 'error: it did not finish in %d steps' % EXPECT_STEPS
         elif problem is None:
-            problem = 'error: an expectation cannot wait (it asked for %s)' % (status[1][0],)
+            problem = 'error: an expectation cannot wait (it asked for %s)' % (status[1].kind,)
         del sched.buffer[:]
         outcomes.append((e, problem))
     sched.vm.task = None

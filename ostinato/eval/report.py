@@ -177,13 +177,13 @@ def write_transcript(path, run, result, chat, user, entries):
         lines += [_indent(e.rstrip('\n'), '  ') for e in result['errors']]
     lines += ['', 'exchanges with the model (%d):' % len(entries), '']
     if entries:
-        from ..effects.llm_queue import log_text
+        from ..effects.llm.queue import log_text
         lines.append(log_text(entries))
     retried = [e for e in entries if len(e.exchanges or ()) > 1]
     if retried:
         # What the model said before the reply that counted, and why that
         # was asked again: where a small model goes wrong.
-        from ..effects.llm_queue import unpack_exchanges
+        from ..effects.llm.queue import unpack_exchanges
         lines += ['', 'replies that were asked again:']
         for e in retried:
             for k, x in enumerate(unpack_exchanges(e.exchanges, e.raw), 1):

@@ -16,6 +16,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Callable, List, Optional
 
+from ..runtime.txn import StoreTransactions
 from ..vm import timefmt
 from ..vm.values import OList
 from .cases import CaseFileError, load_case_files
@@ -184,9 +185,7 @@ def _run_file(fi, cf, todo, options, make_llm_service, work, results, progress, 
     llm = make_llm_service()
     store = Store(work.db_path(fi, cf))
     sched = EvalScheduler(store.world, sim, err)
-    sched.after_turn = lambda s: store.commit()
-    sched.abort_hook = lambda s: store.abort()
-    sched.transact_hook = store.transact
+    sched.txn = StoreTransactions(store)
     sched.services = [llm, sim]
     saved_clock = timefmt.clock
     timefmt.clock = sim.clock
@@ -213,7 +212,7 @@ def _run_file(fi, cf, todo, options, make_llm_service, work, results, progress, 
 def score(sched, run, thread, transcript_path):
     """The result of an ended run: its expectations evaluated on the state
     the dialogue left, its figures, and its transcript written."""
-    from ..effects.llm_queue import llm_state
+    from ..effects.llm.queue import llm_state
     case = run.case
     ms = thread.vals['messages'].items if thread is not None else []
     bot = [m.vals.get('text') for m in ms if m.vals.get('sender') is None]

@@ -63,7 +63,7 @@ def fingerprint(files, backend_identity):
     beside each skill and in the standard library, the backend settings
     (and a script's text), and this Ostinato's version."""
     from .. import __version__
-    from ..runtime.scheduler import stdlib_dir
+    from ..runtime.modules import stdlib_dir
     parts = ['ostinato', __version__]
     dirs = []
     for cf in files:

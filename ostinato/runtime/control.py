@@ -8,7 +8,7 @@ waits in the database for the next `run` or `serve`.
 """
 from __future__ import annotations
 
-from .inspect import NoSuchTask
+from .report import NoSuchTask
 
 
 def act(store, sched, tid, action):

@@ -14,6 +14,7 @@ from persistent import Persistent
 from ..syntax import OstSyntaxError
 from ..vm import values as V
 from .scheduler import Scheduler, committing
+from .txn import StoreTransactions, Transactions
 
 EXIT_OK, EXIT_USAGE, EXIT_SYNTAX, EXIT_RUNTIME, EXIT_INTERRUPTED = 0, 2, 65, 70, 130
 
@@ -41,22 +42,20 @@ def run_file(path, out=None, err=None, store=None, store_every=None, commit_ever
     sched = Scheduler(world, out=out, err=err, ticks=store_every or commit_every)
     sched.services = list(services)
     sched.oplog = oplog
-    if store is not None:
-        sched.after_turn = lambda s: store.commit()
-        sched.abort_hook = lambda s: store.abort()
-        sched.transact_hook = store.transact
-        sched.size_hook = store.size
     if store_every or commit_every:
         # Test modes that store everything every few steps: far slower than
         # a real run, so the turn limit means nothing there.
         sched.TURN_LIMIT = float('inf')
+    after_slice = None
     if store_every:
         sched.store_every = store_every
         sched.SLICE_SECONDS = 0
-        sched.after_slice = _reload_world
+        after_slice = _reload_world
     elif commit_every:
         sched.SLICE_SECONDS = 0
-        sched.after_slice = lambda s: store.conn.cacheMinimize()
+        after_slice = lambda s: store.conn.cacheMinimize()
+    sched.txn = (Transactions(after_slice) if store is None
+                 else StoreTransactions(store, after_slice))
     sched.recover()
     try:
         sched.start_main(os.path.abspath(path))

@@ -1,6 +1,6 @@
-"""The scheduler: tasks, the FIFO ready queue, timers, waits, and module loads.
+"""The scheduler: tasks, the FIFO ready queue, timers, waits and turns.
 
-It implements the VM's `Host` interface.  One scheduler *turn* runs one task
+It implements the VM's `Host` (vm/host.py).  One scheduler *turn* runs one task
 until it waits, ends, fails or uses up its slice; then every sleeper whose
 time has passed joins the back of the ready queue and the front task runs
 (docs/language.md §15.1).  A task whose slice was used up goes on ahead of every
@@ -8,8 +8,10 @@ other task: tasks are cooperative, the slice only bounds how much work a
 crash can lose.
 
 All state lives in the `World`; the scheduler object itself is a
-process-local driver around it.  `after_turn` is the hook the durable
-runtime uses to commit a turn and then deliver its printed output.
+process-local driver around it.  Its `txn` (runtime/txn.py) makes turns
+durable: the scheduler commits a turn through it and then delivers the
+turn's printed output.  Module loading and upgrades are runtime/modules.py's,
+the index of watches runtime/watches.py's; neither imports this module.
 """
 from __future__ import annotations
 
@@ -19,15 +21,16 @@ import sys
 import threading
 import time
 
-from ..compiler.code import BYTECODE_VERSION, COMPILER_VERSION
-from ..compiler.compiler import compile_module
-from ..syntax import OstSyntaxError, parse
+from ..vm import requests as R
 from ..vm import values as V
 from ..vm.blocks import UnrunnableCode
-from ..vm.interp import VM, Host, where_of
+from ..vm.interp import VM, where_of
 from ..vm.printing import to_str
-from ..vm.values import Frame, OModule, OstError, Task
+from ..vm.values import Task
+from . import watches
+from .modules import Modules
 from .store import StoreFailed, TooDeep
+from .txn import Transactions
 from .world import Watch, World
 
 
@@ -103,44 +106,12 @@ class ServiceStopped(Exception):
     message.  Nothing is lost: the database is as the last commit left it."""
 
 
-def stdlib_dir():
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    for cand in (os.path.join(here, 'stdlib'), os.path.join(os.path.dirname(here), 'stdlib')):
-        if os.path.isdir(cand):
-            return cand
-    return None
-
-
-def compile_source(source, path, module_name, world):
-    """Parse and compile a module source, once per source text and compiler:
-    the Code is kept in the world (the database), keyed by the text's hash,
-    the file, the module name and the bytecode and compiler versions.
-    Raises OstSyntaxError."""
-    import hashlib
-    key = (hashlib.sha256(source.encode('utf-8')).hexdigest(), path or '', module_name,
-           BYTECODE_VERSION, COMPILER_VERSION)
-    cache = world.compiled
-    code = cache.get(key)
-    if code is None:
-        fname = os.path.basename(path)
-        tree = parse(source, fname)
-        code = compile_module(tree, source, fname, module_name)
-        cache[key] = code
-    return code
-
-
-def read_source(path):
-    with open(path, 'rb') as f:
-        data = f.read()
-    return data.decode('utf-8').replace('\r\n', '\n')
-
-
 class _RunAlone(Exception):
     """A turn failed inside a group commit: run the group's turns again
     one commit each (Scheduler.alone_if_grouped)."""
 
 
-class Scheduler(Host):
+class Scheduler:
     SLICE_SECONDS = 0.3      # a long computation is checkpointed this often
     TICKS = 20000            # steps (blocks, jumps, calls) between clock checks
     IDLE_SECONDS = 0.05      # serve: how often an idle worker looks at the database
@@ -164,15 +135,11 @@ class Scheduler(Host):
         self.buffer = []
         self.reports = []         # (place in buffer, task, text) of reports waiting for their commit
         self.vm = VM(self, self.buffer)
+        self.modules = Modules(self)
         self.ticks = ticks or self.TICKS
-        self.after_turn = None    # hook(scheduler) run after each turn, before output
-        self.after_slice = None   # hook(scheduler) run after each slice (test mode)
+        self.txn = Transactions()  # commit, abort, transact, idle (runtime/txn.py)
         self.worker = 'run'       # this process's name among the workers of a database
         self.claim = False        # claim each task in its own commit (several workers)
-        self.abort_hook = None    # hook(scheduler) that aborts the transaction
-        self.idle_hook = None     # hook(scheduler, seconds) while nothing is ready (serve)
-        self.transact_hook = None  # hook(fn): run fn in a transaction of its own, commit
-        self.size_hook = None      # hook(): the database's size in bytes
         self.grouped = None        # turns done in the group not yet committed (run_ready)
         self.solo = 0              # turns to run one commit each (after a failed group)
         self.services = []        # effects: objects with accepts/suspend/poll/busy/wait
@@ -214,201 +181,29 @@ class Scheduler(Host):
             self.world.ready.append(task)
 
     # ------------------------------------------------------------ changes
-    # Each watched object keeps its watches in `_ow`, a BTree of its own
-    # keyed by watch id (so in the order they were made): adding a waiter
-    # writes a small bucket, never the watched object's record again.
+    # The watch index is runtime/watches.py's; these are the VM's entries.
     def changed(self, obj):
-        ws = getattr(obj, '_ow', None)
-        if not ws:
-            return
-        for w in list(ws.values()):
-            self._fire(w)
-
-    def _fire(self, w):
-        if w.id not in self.world.watches:
-            return
-        del self.world.watches[w.id]
-        w.dirty = True
-        _drop_watch(w)
-        t = w.task
-        if t.waiting is w:
-            self.make_ready(t)
-
-    def _register(self, task, objs, kind):
-        from BTrees.IOBTree import IOBTree
-        w = self.world
-        watch = Watch(w.next_watch_id, task, [], kind)
-        w.next_watch_id += 1
-        seen = set()
-        for o in objs:
-            if id(o) in seen:
-                continue
-            seen.add(id(o))
-            watch.objs.append(o)
-            tree = getattr(o, '_ow', None)
-            if tree is None:
-                tree = o._ow = IOBTree()
-            tree[watch.id] = watch
-        w.watches[watch.id] = watch
-        return watch
+        if getattr(obj, '_ow', None):
+            watches.changed(self.world, obj, self.make_ready)
 
     def watch(self, task, reads):
-        return self._register(task, reads, 'token')
+        return watches.register(self.world, task, reads, 'token')
 
     def unwatch(self, watch):
-        if watch.id in self.world.watches:
-            del self.world.watches[watch.id]
-            _drop_watch(watch)
+        watches.unwatch(self.world, watch)
 
     # ------------------------------------------------------------ modules
-    def find_module(self, name, from_dir):
-        dirs = []
-        if from_dir:
-            dirs.append(from_dir)
-        sd = stdlib_dir()
-        if sd:
-            dirs.append(sd)
-        dirs += [d for d in os.environ.get('OSTINATO_PATH', '').split(':') if d]
-        for d in dirs:
-            p = os.path.join(d, name + '.ost')
-            if os.path.isfile(p):
-                return os.path.abspath(p)
-        return None
-
-    def load_module(self, name, path, source=None):
-        """Create the module and its top-level task (not yet queued).  Raises
-        OstSyntaxError."""
-        if source is None:
-            source = read_source(path)
-        code = compile_source(source, path, name, self.world)
-        m = OModule(name, path)
-        m.source = source
-        m.code = code
-        m.summary = code.summary
-        m.details = code.details
-        frame = Frame(code, m, m, None, None)
-        t = self.new_task(frame, name)
-        t.module = m
-        return m, t
-
+    # Loading, importing and upgrading are runtime/modules.py's.
     def import_module(self, vm, task, name, frame):
-        w = self.world
-        m = w.modules.get(name)
-        if m is not None:
-            source = self.source_changed(m)
-            if source is None:
-                return m
-            try:
-                t = self.upgrade(m, source)
-            except OstSyntaxError as e:
-                raise _syntax_error_at_import(e) from None
-            return self._wait_for_module(task, t, name)
-        m = w.loading.get(name)
-        if m is not None:            # a circular import gets the module as it is so far
-            return m
-        from_dir = None
-        if frame.module is not None and frame.module.path:
-            from_dir = os.path.dirname(frame.module.path)
-        path = self.find_module(name, from_dir)
-        if path is None:
-            raise OstError("no module named '%s'" % name)
-        try:
-            m, t = self.load_module(name, path)
-            m.stamp = _stamp(path)
-        except OstSyntaxError as e:
-            raise _syntax_error_at_import(e) from None
-        except OSError as e:
-            raise OstError("cannot read module '%s': %s" % (name, e.strerror))
-        w.loading[name] = m
-        return self._wait_for_module(task, t, name)
-
-    def _wait_for_module(self, importer, t, name):
-        """The importer waits while the module's top-level task `t` runs first."""
-        t.importer = importer
-        importer.state = 'waiting'
-        importer.waiting = ('import', name)
-        self.world.ready.appendleft(t)
-        return None
-
-    def _module_settled(self, t, status):
-        """The top level of a module being imported ended or first waited: the
-        importer continues before any other task."""
-        importer = t.importer
-        t.importer = None
-        w = self.world
-        m = t.module
-        name = m.name
-        first_load = w.loading.get(name) is m
-        if first_load:
-            del w.loading[name]
-        if status == 'failed' and first_load:
-            # Raised before its first wait: the error propagates out of the import
-            # and the module is forgotten.
-            importer.resume = ('error', t.error)
-            t.reported = True
-            w.tasks.pop(t.id, None)
-        elif status == 'failed':
-            # An upgrade whose top level raised: the import still gives the module.
-            self.report(t)
-            importer.resume = ('value', m)
-        else:
-            w.modules[name] = m
-            importer.resume = ('value', m)
-        self.make_ready(importer, front=True)
-
-    # ------------------------------------------------------------ upgrades
-    def source_changed(self, m):
-        """The module's file text if it differs from what was loaded, else
-        None.  A module whose file is gone is looked for again by name in the
-        library folders (an Ostinato installed elsewhere brings its stdlib)."""
-        if not m.path:
-            return None
-        if not os.path.exists(m.path):
-            moved = self.find_module(m.name, None)
-            if moved is not None and os.path.basename(moved) == os.path.basename(m.path):
-                m.path = moved
-        try:
-            st = os.stat(m.path)
-            if (st.st_mtime_ns, st.st_size) == m.stamp:
-                return None
-            source = read_source(m.path)
-        except OSError:
-            return None
-        m.stamp = (st.st_mtime_ns, st.st_size)
-        return source if source != m.source else None
-
-    def upgrade(self, m, source):
-        """Recompile `m` from `source` and return a new task that re-runs its top
-        level in the same namespace (DESIGN.md §5); not yet queued.  Raises
-        OstSyntaxError, leaving the module as it was."""
-        code = compile_source(source, m.path, m.name, self.world)
-        m.source = source
-        m.code = code
-        m.summary = code.summary
-        m.details = code.details
-        frame = Frame(code, m, m, None, None)
-        t = self.new_task(frame, m.name)
-        t.module = m
-        return t
+        return self.modules.import_module(task, name, frame)
 
     def upgrade_all(self, skip=None):
-        """Check every loaded module's source; queue the upgrades (front of the
-        ready queue, in name order).  Syntax errors are reported and the old
-        version stays."""
-        tasks = []
-        for name in list(self.world.modules.keys()):
-            m = self.world.modules[name]
-            if m is skip:
-                continue
-            source = self.source_changed(m)
-            if source is None:
-                continue
-            try:
-                tasks.append(self.upgrade(m, source))
-            except OstSyntaxError as e:
-                self.err.write(e.format() + '\n')
-        for t in reversed(tasks):
-            self.world.ready.appendleft(t)
+        self.modules.upgrade_all(skip)
+
+    def start_main(self, path, module_name=None):
+        """Make FILE's main task ready (Modules.start_main).  Raises
+        OstSyntaxError (nothing runs then)."""
+        return self.modules.start_main(path, module_name)
 
     # ------------------------------------------------------------ running
     def recover(self):
@@ -431,51 +226,6 @@ class Scheduler(Host):
                     return
                 t.state = 'ready'
                 w.ready.appendleft(t)
-
-    def start_main(self, path, module_name=None):
-        """Make FILE's main task ready (docs/language.md §1): on a new database load
-        FILE and run its top level; if FILE's main task is still suspended,
-        resume it (upgrading FILE in place first if its text changed); if it
-        ended, run FILE's top level again as a new main task in the same module
-        namespace.  Raises OstSyntaxError (nothing runs then)."""
-        name = module_name or os.path.splitext(os.path.basename(path))[0]
-        w = self.world
-        main = w.main_task
-        m = w.modules.get(name) or w.loading.get(name)
-        if m is not None and m.path != path:
-            if m.path and not os.path.exists(m.path):
-                # The same program, moved (or the database copied elsewhere).
-                if w.main_path == m.path:
-                    w.main_path = path
-                m.path = path
-            else:
-                m = None
-        if m is None:
-            m, t = self.load_module(name, path)
-            m.stamp = _stamp(path)
-            w.loading[name] = m
-            w.main_task = t
-            w.main_path = path
-            w.ready.append(t)
-        elif main is not None and w.main_path == path and (not main.done or w.run_open):
-            # The main task is suspended -- or it ended but the run that ended it
-            # was interrupted (a crash), so the other tasks of that run resume.
-            source = self.source_changed(m)
-            if source is not None:
-                t = self.upgrade(m, source)
-                w.ready.appendleft(t)
-        else:
-            source = self.source_changed(m)
-            if source is not None:
-                t = self.upgrade(m, source)
-            else:
-                t = self.new_task(Frame(m.code, m, m, None, None), m.name)
-                t.module = m
-            w.main_task = t
-            w.main_path = path
-            w.ready.append(t)
-        self.upgrade_all(skip=m)
-        return w.main_task
 
     def run(self, forever=False):
         """Run until nothing can run any more; with `forever` (serve), wait for
@@ -538,23 +288,14 @@ class Scheduler(Host):
     def transact(self, fn):
         """Run fn() in a transaction of its own and commit it (again after a
         conflict with another worker)."""
-        if self.transact_hook is not None:
-            with committing:
-                return self.transact_hook(fn)
-        result = fn()
-        self.commit()
-        return result
+        with committing:
+            return self.txn.transact(fn)
 
     def idle(self, seconds, busy=()):
         """Nothing is ready: wait a little (for a service's event if one is
         expected), then look at the database again (another process may have
-        queued work).  The serve loop sets `idle_hook`."""
-        if self.idle_hook is not None:
-            self.idle_hook(self, seconds)
-        elif busy:
-            busy[0].wait(seconds)
-        else:
-            time.sleep(seconds)
+        queued work): the serve loop's `txn` starts a new transaction."""
+        self.txn.idle(self, seconds, busy)
 
     def run_ready(self):
         """Run the front task's turn -- and when more tasks are ready, theirs
@@ -566,7 +307,7 @@ class Scheduler(Host):
         workers that claim each task (several workers share the database:
         a claim is a commit of its own) nor for the test modes that commit
         every slice."""
-        if self.claim or self.after_turn is None or self.after_slice is not None \
+        if self.claim or not self.txn.durable or self.txn.after_slice is not None \
                 or self.solo > 0:
             self.solo = max(0, self.solo - 1)
             self.run_one()
@@ -703,18 +444,16 @@ class Scheduler(Host):
             raise _RunAlone()
 
     def commit(self):
-        if self.after_turn is not None:
-            with committing:
-                self.after_turn(self)
+        with committing:
+            self.txn.commit()
 
     def abort(self):
         """Undo the current turn: its database changes and its output."""
         del self.buffer[:]
         del self.reports[:]
         self.vm.out = self.buffer
-        if self.abort_hook is not None:
-            with committing:
-                self.abort_hook(self)
+        with committing:
+            self.txn.abort()
 
     def diagnose_unstorable(self, task):
         """The commit failed on a value that does not pickle, and the failed
@@ -722,15 +461,15 @@ class Scheduler(Host):
         the last commit without committing or printing, and look for the
         value in what the task holds then; then undo that run too."""
         from .unstorable import find_unstorable
-        saved = self.after_turn, self.after_slice, self.quiet
-        self.after_turn, self.after_slice, self.quiet = None, None, True
+        saved = self.txn, self.quiet
+        self.txn, self.quiet = Transactions(), True
         try:
             self.turn(task)
             return find_unstorable(task)
         except Exception:
             return None
         finally:
-            self.after_turn, self.after_slice, self.quiet = saved
+            self.txn, self.quiet = saved
             self.abort()
 
     def fail_task(self, task, message):
@@ -843,8 +582,9 @@ class Scheduler(Host):
             status = self.vm.run(task, self.ticks)
             if status != 'yield':
                 break
-            if self.after_slice is not None:
-                self.after_slice(self)
+            after_slice = self.txn.after_slice
+            if after_slice is not None:
+                after_slice(self)
                 task = self.world.tasks[tid]
             now = time.time()
             if now - slice_start >= self.SLICE_SECONDS:
@@ -875,8 +615,8 @@ class Scheduler(Host):
             self.grouped += 1       # run_ready commits the group
         else:
             self.end_turn()
-        if self.after_slice is not None:
-            self.after_slice(self)
+        if self.txn.after_slice is not None:
+            self.txn.after_slice(self)
 
     def runaway(self, task, seconds, written):
         """Why the turn of `task` must stop, or None."""
@@ -897,7 +637,7 @@ class Scheduler(Host):
     def stored_size(self):
         """The database's size in bytes, to measure what a turn writes (None
         when unknown: memory runs)."""
-        return self.size_hook() if self.size_hook is not None else None
+        return self.txn.size()
 
     def settle(self, task, status):
         w = self.world
@@ -910,26 +650,22 @@ class Scheduler(Host):
                 self.changed(task)
         else:
             self.suspend(task, status[1])
-        if type(status) is tuple and status[1][0] == 'import':
+        if type(status) is tuple and type(status[1]) is R.Import:
             # Importing another module is not a wait: whoever waits for this
             # module's top level keeps waiting (docs/language.md §16).
             return
-        if importer is not None:
-            self._module_settled(task, status)
-        else:
-            # A module's top level that ended or first waited is loaded from then on.
-            m = task.module
-            if m is not None and status != 'failed' and w.loading.get(m.name) is m:
-                del w.loading[m.name]
-                w.modules[m.name] = m
+        if importer is not None or task.module is not None:
+            self.modules.settled(task, status)
 
     def suspend(self, task, request):
-        kind = request[0]
+        """Turn the VM's suspension `request` (vm/requests.py) into the wait
+        stored in `task.waiting`."""
         w = self.world
         task.state = 'waiting'
         task.since = time.time()     # for `ostinato tasks`
-        if kind == 'sleep':
-            s = request[1]
+        kind = type(request)
+        if kind is R.Sleep:
+            s = request.seconds
             task.resume = ('value', None)
             if s is None or s <= 0:
                 self.make_ready(task)
@@ -937,17 +673,15 @@ class Scheduler(Host):
             when = time.time() + s
             task.waiting = ('sleep', when)
             w.add_timer(when, task)
-        elif kind == 'change':
-            objs = request[1]
-            watch = self._register(task, objs, 'change')
-            task.waiting = watch
-        elif kind == 'token':
-            watch = request[1]
+        elif kind is R.Change:
+            task.waiting = watches.register(w, task, request.objs, 'change')
+        elif kind is R.Token:
+            watch = request.watch
             task.waiting = watch
             if watch.dirty:
                 self.make_ready(task)
-        elif kind == 'take':
-            q = request[1]
+        elif kind is R.Take:
+            q = request.queue
             if q.items:
                 task.resume = ('value', q.items.pop(0))
                 q._p_changed = True
@@ -958,15 +692,15 @@ class Scheduler(Host):
                 q.takers.append(task)
                 q._p_changed = True
                 task.waiting = ('take', q)
-        elif kind == 'import':
+        elif kind is R.Import:
             pass      # set up by import_module
         else:
             for service in self.services:
-                if service.accepts(kind):
+                if service.accepts(request.kind):
                     service.suspend(self, task, request)
                     return
             task.resume = ('error', V.make_error(
-                "%s: this run has no service for it" % kind))
+                "%s: this run has no service for it" % request.kind))
             self.make_ready(task)
 
     def put(self, q, value):
@@ -986,9 +720,7 @@ class Scheduler(Host):
     def end_turn(self):
         """The end of a turn: the durable runtime commits here; then the output
         the turn produced is delivered (so a crash never prints a line twice)."""
-        if self.after_turn is not None:
-            with committing:
-                self.after_turn(self)
+        self.commit()
         self.flush()
 
     def flush(self):
@@ -1045,30 +777,11 @@ def unrunnable_message(task, e):
                                                   e.code.filename, e.problem, task.id))
 
 
-def _syntax_error_at_import(e):
-    """A syntax error in an imported module is a runtime error at the import
-    (docs/language.md §14)."""
-    return OstError('%s:%d:%d: syntax error: %s' % (e.filename, e.line, e.col, e.message))
-
-
-def _drop_watch(watch):
-    """Remove `watch` from the watch trees of the objects it watches."""
-    for o in watch.objs:
-        tree = getattr(o, '_ow', None)
-        if tree is not None and watch.id in tree:
-            del tree[watch.id]
-
-
 def _is_pickling_error(e):
     import pickle
     text = str(e)
     return isinstance(e, (pickle.PicklingError, TypeError, AttributeError)) and (
         'pickle' in text or 'cannot' in text)
-
-
-def _stamp(path):
-    st = os.stat(path)
-    return (st.st_mtime_ns, st.st_size)
 
 
 def task_name(func):

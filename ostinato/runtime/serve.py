@@ -18,6 +18,7 @@ import time
 
 from .scheduler import Scheduler, committing
 from .store import Store, StoreError, open_storage
+from .txn import StoreTransactions
 
 
 def socket_path_for(db_path):
@@ -120,6 +121,18 @@ class ZEOThread:
                 pass        # not empty (not ours alone) or gone
 
 
+class _Serving(StoreTransactions):
+    """A server's turns: committed to its store; idle, it looks at the
+    database again (Server.idle)."""
+
+    def __init__(self, server):
+        super().__init__(server.store)
+        self.server = server
+
+    def idle(self, sched, seconds, busy=()):
+        self.server.idle(sched, seconds)
+
+
 class Server:
     """The serve loop over a database."""
 
@@ -167,15 +180,11 @@ class Server:
         # commit of its own, so two never run it at once; a database served
         # by this process has no other worker (the REPL runs no one's turns).
         sched.claim = self.shared
-        sched.after_turn = lambda s: store.commit()
-        sched.abort_hook = lambda s: store.abort()
-        sched.size_hook = store.size
-        sched.idle_hook = self._idle
-        sched.transact_hook = store.transact
+        sched.txn = _Serving(self)
         sched.services = self.services
         return sched
 
-    def _idle(self, sched, seconds):
+    def idle(self, sched, seconds):
         # A new transaction shows what other clients committed meanwhile.
         with committing:
             self.store.abort()

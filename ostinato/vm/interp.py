@@ -14,7 +14,7 @@ The loop returns to its caller (the scheduler, in `runtime/`) when the task
 ends, fails, suspends (a built-in asked for something from outside: time, a
 module load, a queue item, a change), or has used up its slice of steps
 (calls, jumps, loop steps, blocks).  Everything the VM needs from the
-outside world goes through `self.host` (see `Host` below); the VM itself
+outside world goes through `self.host` (the `Host` of vm/host.py); the VM itself
 never touches a database.
 """
 from __future__ import annotations
@@ -27,6 +27,8 @@ from .values import (BUILTINS, Builtin, Curried, Frame, Function, OList, OMap, O
                      kind, make_error)
 from . import values as V
 from . import builtins as _builtins  # noqa: F401 -- registers the built-ins
+from . import requests as R
+from .host import Host
 from .taskbuiltins import Suspend
 from .blocks import RUN_BLOCK, forget_layout, function_layout, runnable
 
@@ -128,28 +130,6 @@ def _next(it):
     raise OstError('cannot iterate over %s here' % ('function' if t is ReactiveIter else 'queue'))
 
 
-# ------------------------------------------------------------------- the host
-
-class Host:
-    """What the VM needs from the runtime.  The in-memory and durable
-    schedulers implement it."""
-
-    waiters = {}     # truthy when some task waits for a change: the VM then reports changes
-
-    def spawn(self, vm, func, args, kwargs):
-        raise NotImplementedError
-
-    def import_module(self, vm, task, name, frame):
-        raise NotImplementedError
-
-    def changed(self, obj):
-        pass
-
-    def watch(self, task, reads):
-        """Register a reactive loop's reads; returns a token with a `dirty` flag."""
-        raise NotImplementedError
-
-
 def where_of(frame, pc):
     line, col = frame.code.positions[pc]
     return '%s:%d:%d' % (frame.code.filename, line, col)
@@ -191,7 +171,7 @@ class VM:
     """Runs tasks.  `out` receives printed text (the runtime delivers it after
     the commit that covers it)."""
 
-    def __init__(self, host, out=None):
+    def __init__(self, host: Host, out=None):
         self.host = host
         self.out = out if out is not None else []
         self.task = None
@@ -254,7 +234,7 @@ class VM:
         """Run `task` for at most `ticks` steps (a step is a call, a jump, a
         loop step or a block of straight-line code: every repetition makes
         one).  Returns 'done', 'failed', 'yield' (slice used up) or
-        ('suspend', request).
+        ('suspend', REQUEST), REQUEST one of vm/requests.py's records.
         A pending `task.resume` (('value', v) or ('error', e, where)) is applied
         first."""
         self.task = task
@@ -640,7 +620,7 @@ class VM:
                             frame.pc = pc
                             task.frame = frame
                             self.check_may_wait(task)
-                            return ('suspend', ('take', q))
+                            return ('suspend', R.Take(q))
                         if t is not ReactiveIter and len(stack) > 1 \
                                 and type(stack[-2]) is ReactiveIter and stack[-2].state == 'eval':
                             # The watched call of a reactive loop's function returned
@@ -1037,7 +1017,7 @@ class VM:
                     task.frame = frame
                     m = self.host.import_module(self, task, arg, frame)
                     if m is None:
-                        return ('suspend', ('import', arg))
+                        return ('suspend', R.Import(arg))
                     stack.append(m)
                 elif op == FROM_IMPORT:
                     m = stack[-1]
@@ -1100,7 +1080,7 @@ class VM:
                         frame.pc = arg
                         frame._p_changed = True
                         task.frame = frame
-                        return ('suspend', ('change', list(got.values())))
+                        return ('suspend', R.Change(tuple(got.values())))
                 elif op == LOAD_GLOBAL_NS:
                     stack.append(ns.get(arg))
                 else:
@@ -1246,7 +1226,7 @@ class VM:
         if st == 'idle':
             if it.token is not None and not it.token.dirty:
                 self.check_may_wait(task)
-                return ('suspend', ('token', it.token))
+                return ('suspend', R.Token(it.token))
             st = 'dirty'
         # 'new' or 'dirty': evaluate f() watched.
         self.check_may_wait(task)

@@ -4,12 +4,13 @@ They never wait themselves: a built-in that needs time to pass or an item to
 arrive raises `Suspend` with a request, and the scheduler resumes the task
 with the result (DESIGN.md §1, rule 3).
 """
+from . import requests as R
 from .values import BUILTINS, Builtin, OQueue, OstError, OstRaise, kind
 
 
 class Suspend(Exception):
-    """Raised by a built-in that needs the outside world.  `request` is a tuple
-    the host understands; when the host resumes the task it pushes the
+    """Raised by a built-in that needs the outside world.  `request` is one of
+    the records of vm/requests.py; when the host resumes the task it pushes the
     request's result onto the frame's stack (or raises an error there)."""
 
     def __init__(self, request):
@@ -36,7 +37,7 @@ def b_sleep(vm, seconds):
                  and seconds > 10 ** 20 else '%g' % seconds)
         raise OstError('sleep() cannot wait %s seconds; at most %d (about 31 years)'
                        % (shown, MAX_SLEEP))
-    raise Suspend(('sleep', seconds))
+    raise Suspend(R.Sleep(seconds))
 
 
 def b_queue(vm):
@@ -64,7 +65,7 @@ def b_take(vm, q):
         if vm.host.waiters:
             vm.host.changed(q)
         return v
-    raise Suspend(('take', q))
+    raise Suspend(R.Take(q))
 
 
 def goal_stack(frame):
@@ -97,7 +98,7 @@ def b_llm_request(vm, prompt, schema, system, model, temperature):
             raise OstError('agent() does not accept %s' % kind(v))
     if temperature is not None and type(temperature) not in (int, float):
         raise OstError('agent() does not accept %s' % kind(temperature))
-    raise Suspend(('llm', {
+    raise Suspend(R.AskModel({
         'prompt': prompt,
         'schema': None if schema is None else json.loads(to_json(schema)),
         'system': system,

@@ -4,7 +4,7 @@ The model is a leaf: a skill asks it one structured question at a time and
 gets back one JSON object, checked against the question's JSON Schema and
 re-asked at most twice.  This package performs one such request; the
 durable queue, `agent()`, the audit log and `ostinato log` are built on top
-of it (effects/llm_queue.py) and see only this interface:
+of it (effects/llm/queue.py) and see only this interface:
 
     client = LLMClient(LLMConfig.from_env(backend=flag, model=flag))
     result = client.complete({'id': ..., 'seq': 0, 'prompt': ..., 'schema': {...},

@@ -39,7 +39,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, St
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from ...runtime import inspect
+from ...runtime import report
 from ..net import is_loopback_host as is_loopback
 from . import views
 from .channel import HOLD_SECONDS, take_message
@@ -592,7 +592,7 @@ def build_app(server):
         def get(world):
             try:
                 return views.task(world, tid)
-            except inspect.NoSuchTask:
+            except report.NoSuchTask:
                 return None
         t = await run_in_threadpool(reader, get)
         if t is None:

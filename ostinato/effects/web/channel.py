@@ -30,7 +30,7 @@ from typing import Any
 
 from ...runtime.scheduler import ServiceStopped
 from ...vm import ops
-from ..chat import channels_module, new_user, receive
+from ..channels.chat import channels_module, new_user, receive
 from ..net import is_loopback_host as is_loopback
 from ..service import Service, crash_point
 from .state import WebError, check_name, remember_key, seen_key, set_owner, web_state
@@ -260,8 +260,7 @@ class WebChannel(Service):
         self.held = later
 
     def abort(self, sched):
-        if sched.abort_hook is not None:
-            sched.abort_hook(sched)
+        sched.txn.abort()
 
     def refuse_all(self):
         while True:

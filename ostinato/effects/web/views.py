@@ -3,7 +3,7 @@
 The web server reads the database through connections of its own (never
 the scheduler's), each opened for one request and aborted after it, so
 it sees the last commit and writes nothing.  The inspector's figures come
-from runtime/inspect.py and the model-call log of effects/llm_queue.py,
+from runtime/report.py and the model-call log of effects/llm/queue.py,
 the same functions behind `ostinato tasks`, `ostinato log` and `ostinato
 db info`, so the page and the commands never disagree.
 """
@@ -17,12 +17,12 @@ from datetime import datetime, timezone
 
 import transaction
 
-from ...runtime import inspect
+from ...runtime import report
 from ...runtime.store import ROOT_KEY
 from ...vm.interp import goal_name
 from ...vm.values import OModule
-from ..chat import channels_module
-from ..llm_queue import llm_state
+from ..channels.chat import channels_module
+from ..llm.queue import llm_state
 from .state import session_user, web_state
 
 CHANNEL = 'web'
@@ -115,7 +115,7 @@ def conversations(world, name):
         if not items:
             continue
         first = str(items[0].get('text') or '')
-        out.append({'n': n, 'title': inspect.short(first, TITLE_WIDTH), 'count': len(items),
+        out.append({'n': n, 'title': report.short(first, TITLE_WIDTH), 'count': len(items),
                     'last': str(items[-1].get('when') or '')})
     return out
 
@@ -159,15 +159,15 @@ def last_calls(world, limit=5000):
 
 
 def task_row(t, calls, now):
-    wait = inspect.describe_wait(t, now)
+    wait = report.describe_wait(t, now)
     waiting = getattr(t, 'waiting', None)
     asking = waiting[1] if type(waiting) is tuple and len(waiting) == 2 and waiting[0] == 'llm' \
         else None
     since = getattr(t, 'since', None)
     return {'id': t.id, 'name': t.name, 'state': t.state,
             'wait': '' if wait == t.state else wait,
-            'since': iso(since), 'ago': inspect.duration(now - since) if since else '',
-            'goals': inspect.goal_stack(t), 'old': bool(inspect.old_frames(t)),
+            'since': iso(since), 'ago': report.duration(now - since) if since else '',
+            'goals': report.goal_stack(t), 'old': bool(report.old_frames(t)),
             'call': calls.get(t.id), 'asking': asking}
 
 
@@ -176,7 +176,7 @@ def tasks(world, state=None, text=None, now=None):
     text found in the id, name, wait or goal stack; and the states seen."""
     now = time.time() if now is None else now
     calls = last_calls(world)
-    rows = [task_row(t, calls, now) for t in inspect.live_tasks(world)]
+    rows = [task_row(t, calls, now) for t in report.live_tasks(world)]
     states = sorted({r['state'] for r in rows})
     if state:
         rows = [r for r in rows if r['state'] == state]
@@ -208,22 +208,22 @@ def source_line(frame, where):
 
 def task(world, tid, now=None):
     """One task in full (as `ostinato tasks ID`), each frame with its
-    source line.  Raises inspect.NoSuchTask."""
+    source line.  Raises report.NoSuchTask."""
     now = time.time() if now is None else now
-    t = inspect.find_task(world, tid)
+    t = report.find_task(world, tid)
     row = task_row(t, last_calls(world), now)
     row['main'] = world.main_task is t
     row['error'] = None
     if t.state == 'failed' or t.error is not None:
-        row['error'] = inspect.short(inspect._error_text(t), 400)
+        row['error'] = report.short(report._error_text(t), 400)
     row['traceback'] = list(getattr(t, 'traceback', None) or ())
-    row['result'] = inspect.render(t.result) if t.state == 'done' else None
+    row['result'] = report.render(t.result) if t.state == 'done' else None
     frames = []
-    for i, f in enumerate(inspect.frames(t)):
-        where = inspect.frame_where(t, f, i == 0)
-        frames.append({'where': where, 'name': goal_name(f), 'blurb': inspect.blurb(f),
-                       'old': inspect.is_old_code(f), 'source': source_line(f, where),
-                       'locals': [(n, inspect.render(v))
+    for i, f in enumerate(report.frames(t)):
+        where = report.frame_where(t, f, i == 0)
+        frames.append({'where': where, 'name': goal_name(f), 'blurb': report.blurb(f),
+                       'old': report.is_old_code(f), 'source': source_line(f, where),
+                       'locals': [(n, report.render(v))
                                   for n, v in zip(f.code.varnames, f.locals)]})
     row['frames'] = frames
     return row
@@ -321,5 +321,5 @@ def thread(world, key):
 def db_info(world, storage, address):
     """The rows of `ostinato db info` (the queues, each service's summary)
     and the module lines."""
-    rows, mods = inspect.world_info(world)
-    return inspect.storage_info(storage, address) + rows, mods
+    rows, mods = report.world_info(world)
+    return report.storage_info(storage, address) + rows, mods

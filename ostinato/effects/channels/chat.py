@@ -9,9 +9,9 @@ channels differ only in how texts arrive and how replies leave.
 """
 from __future__ import annotations
 
-from ..vm import ops
-from ..vm import timefmt
-from ..vm.values import OList, OMap
+from ...vm import ops
+from ...vm import timefmt
+from ...vm.values import OList, OMap
 
 
 def channels_module(world):

@@ -43,7 +43,7 @@ from urllib.parse import quote
 
 import requests
 
-from .net import deadline, deadline_session, exception_chain, is_loopback, read_capped
+from ..net import deadline, deadline_session, exception_chain, is_loopback, read_capped
 
 DEFAULT_API_URL = 'https://api.telegram.org'
 MAX_MESSAGE_LENGTH = 4096           # sendMessage: 1-4096 characters

@@ -22,9 +22,9 @@ import sys
 import threading
 from typing import Any
 
-from ..runtime.terminal import dim, isatty as _isatty
+from ...runtime.terminal import dim, isatty as _isatty
 from .chat import channels_module, new_user, receive
-from .service import Service
+from ..service import Service
 
 THREAD_ID = 'console'
 

@@ -16,6 +16,7 @@ from ..compiler.code import BYTECODE_VERSION
 from ..vm.interp import goal_name
 from ..vm.printing import display, to_str
 from ..vm.values import Function, OModule, OObject, Task
+from . import watches
 from .world import Watch
 
 VALUE_WIDTH = 100     # locals and errors are cut to this many characters
@@ -553,12 +554,7 @@ def prune_ended(world):
         world.ready.remove(t)
     for key in [k for k, t in world.timers.items() if ended(t)]:
         del world.timers[key]
-    for wid in [wid for wid, w in world.watches.items() if ended(w.task)]:
-        w = world.watches.pop(wid)
-        for o in w.objs:
-            tree = getattr(o, '_ow', None)
-            if tree is not None and wid in tree:
-                del tree[wid]
+    watches.unwatch_where(world, ended)
     running = world.running          # worker name -> task
     for key in [k for k, t in running.items() if ended(t)]:
         del running[key]

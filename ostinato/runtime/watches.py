@@ -1,0 +1,79 @@
+"""The watch index: which waiting tasks a change to an object wakes.
+
+A `Watch` (runtime/world.py) records the objects one watched evaluation of a
+task read (docs/language.md §15.2).  The world keeps the active ones by id
+(`world.watches`); each watched object keeps its own in `_ow`, a BTree of
+its own keyed by watch id (so in the order they were made): adding a
+waiter writes a small bucket, never the watched object's record again.
+
+These functions work on the world alone: the scheduler calls them (and
+passes its `make_ready` as `wake`), and so does `db pack`'s pruning of
+ended tasks (runtime/report.py).
+"""
+from __future__ import annotations
+
+from BTrees.IOBTree import IOBTree
+
+from .world import Watch
+
+
+def register(world, task, objs, kind):
+    """A new active Watch of `task` on `objs` (each once), in every object's
+    index.  kind 'change' (wait until / x!) or 'token' (a reactive loop)."""
+    watch = Watch(world.next_watch_id, task, [], kind)
+    world.next_watch_id += 1
+    seen = set()
+    for o in objs:
+        if id(o) in seen:
+            continue
+        seen.add(id(o))
+        watch.objs.append(o)
+        tree = getattr(o, '_ow', None)
+        if tree is None:
+            tree = o._ow = IOBTree()
+        tree[watch.id] = watch
+    world.watches[watch.id] = watch
+    return watch
+
+
+def changed(world, obj, wake):
+    """`obj` changed: every active watch on it fires -- marked dirty and
+    dropped from every index -- and wake(task) is called for each task that
+    sleeps on one of them, in the order the watches were made."""
+    ws = getattr(obj, '_ow', None)
+    if not ws:
+        return
+    for w in list(ws.values()):
+        if w.id not in world.watches:
+            continue
+        del world.watches[w.id]
+        w.dirty = True
+        drop(w)
+        t = w.task
+        if t.waiting is w:
+            wake(t)
+
+
+def unwatch(world, watch):
+    """Forget an active watch that did not fire (a reactive loop evaluates
+    again, a cancelled task)."""
+    if watch.id in world.watches:
+        del world.watches[watch.id]
+        drop(watch)
+
+
+def drop(watch):
+    """Remove `watch` from the indexes of the objects it watches."""
+    for o in watch.objs:
+        tree = getattr(o, '_ow', None)
+        if tree is not None and watch.id in tree:
+            del tree[watch.id]
+
+
+def unwatch_where(world, pred):
+    """Forget every active watch whose task satisfies pred(task) (pruning
+    ended tasks); returns how many."""
+    gone = [w for w in world.watches.values() if pred(w.task)]
+    for w in gone:
+        unwatch(world, w)
+    return len(gone)

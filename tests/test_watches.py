@@ -1,0 +1,64 @@
+"""The watch index (runtime/watches.py): a change wakes the tasks sleeping on
+the object, in the order they began to watch, and takes their watches out
+of every index; pruning ended tasks (`db pack`) uses the same index."""
+from __future__ import annotations
+
+from ostinato.runtime import watches
+from ostinato.runtime.report import prune_ended
+from ostinato.runtime.world import World
+from ostinato.vm.values import OList, Task
+
+
+def task(world, name):
+    t = Task(world.new_task_id(), name, None)
+    world.tasks[t.id] = t
+    return t
+
+
+def sleeping_on(world, t, objs):
+    w = watches.register(world, t, objs, 'change')
+    t.waiting = w
+    return w
+
+
+def test_a_change_wakes_sleepers_in_order_and_empties_the_indexes():
+    world = World()
+    a, b, other = OList(), OList(), OList()
+    t1, t2, t3 = task(world, 't1'), task(world, 't2'), task(world, 't3')
+    w1 = sleeping_on(world, t1, [a, b, a])
+    w2 = sleeping_on(world, t2, [a])
+    w3 = sleeping_on(world, t3, [other])
+    assert w1.objs == [a, b]                  # each object once
+    woken = []
+    watches.changed(world, a, woken.append)
+    assert woken == [t1, t2]
+    assert w1.dirty and w2.dirty and not w3.dirty
+    assert list(world.watches.keys()) == [w3.id]
+    assert not a._ow and not b._ow and list(other._ow.keys()) == [w3.id]
+    watches.changed(world, a, woken.append)   # nothing left to fire
+    assert woken == [t1, t2]
+
+
+def test_a_token_that_no_task_sleeps_on_is_marked_but_wakes_no_one():
+    world = World()
+    box = OList()
+    t = task(world, 'loop')
+    token = watches.register(world, t, [box], 'token')
+    woken = []
+    watches.changed(world, box, woken.append)
+    assert token.dirty and woken == []
+
+
+def test_unwatch_and_pruning_an_ended_task_leave_the_others():
+    world = World()
+    box = OList()
+    live, ended, gone = task(world, 'live'), task(world, 'ended'), task(world, 'gone')
+    keep = sleeping_on(world, live, [box])
+    sleeping_on(world, ended, [box])
+    dropped = sleeping_on(world, gone, [box])
+    watches.unwatch(world, dropped)
+    assert sorted(box._ow.keys()) == sorted(world.watches.keys())
+    ended.done, ended.state = True, 'done'
+    assert prune_ended(world) == 1
+    assert list(world.watches.keys()) == [keep.id]
+    assert list(box._ow.keys()) == [keep.id]
