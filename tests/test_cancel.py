@@ -243,5 +243,43 @@ spawn loop()
     assert r.returncode == 0, r.stderr
     r = ost(['tasks', 'retry', str(tid), '--db', db], tmp_path)
     assert r.returncode == 0 and 'runs again from its last commit' in r.stdout, r.stderr
-    r = ost(['run', '--db', db, str(prog)], tmp_path)
+    # The run had ended, so this one starts the program again too: its new
+    # loop is parked after half a second rather than the default 30.
+    r = ost(['run', '--turn-limit', '0.5', '--db', db, str(prog)], tmp_path)
     assert r.stdout == 'loop ended\n', r.stderr
+
+
+
+def test_a_stop_request_takes_no_lock_the_interrupted_thread_may_hold(tmp_path):
+    """Ctrl-C's handler runs in the main thread between two bytecodes --
+    perhaps inside the run loop's `wakeup.wait`, holding that event's lock.
+    Had the handler taken a lock, the run would hang for ever (CI once saw a
+    Ctrl-C ignored for two minutes): so asking for a stop takes none."""
+    import threading
+    from ostinato.runtime import scheduler as scheduler_module
+
+    class SignalInsideTheWait:
+        """A service whose poll plays the signal arriving while the loop's
+        thread holds its wake-up event's lock."""
+        def poll(self, sched):
+            with sched.wakeup._cond:
+                scheduler_module.request_stop()
+
+        def busy(self, sched):
+            return True          # the run goes on: a reply is expected
+
+        def wait(self, seconds):
+            pass
+
+    store = Store(str(tmp_path / 'db.fs'))
+    outcome = []
+    try:
+        sched = Scheduler(store.world)
+        sched.services = [SignalInsideTheWait()]
+        t = threading.Thread(target=lambda: outcome.append(sched.run()), daemon=True)
+        t.start()
+        t.join(60)       # not a speed limit: a deadlock never ends
+        assert outcome == ['stopped'], 'the stop request blocked on a lock'
+    finally:
+        scheduler_module.STOP.clear()
+        store.close()

@@ -34,24 +34,40 @@ from .txn import Transactions
 from .world import Watch, World
 
 
+class _StopRequest:
+    """A flag a signal handler may set.  Not a threading.Event: the handler
+    runs in the main thread between two bytecodes -- perhaps inside the run
+    loop's own `Event.wait`, holding that event's lock -- and taking a lock
+    there can deadlock for good (a Ctrl-C ignored for ever).  The loop's
+    waits are short (half a second at most), so it notices the flag soon."""
+
+    def __init__(self):
+        self.asked = False
+
+    def is_set(self):
+        return self.asked
+
+    def set(self):
+        self.asked = True
+
+    def clear(self):
+        self.asked = False
+
+
 # Set (by a signal handler of the CLI) to stop the run at the next turn
 # boundary: the turn in progress completes and is committed, and services
 # finish what is in flight (a model reply on its way is waited for and
 # kept), so an orderly stop loses and resends nothing.
-STOP = threading.Event()
-# The wake-up events of running schedulers: a stop request sets them, so an
-# idle loop notices the request at once rather than at its next look.
-_WAKEUPS = []
+STOP = _StopRequest()
 
 
 def request_stop():
     """Ask the running scheduler to stop between two turns; True the first
-    time, False when a stop was already asked for (then stop at once)."""
+    time, False when a stop was already asked for (then stop at once).
+    Safe in a signal handler: it takes no lock."""
     if STOP.is_set():
         return False
     STOP.set()
-    for event in list(_WAKEUPS):
-        event.set()
     return True
 
 
@@ -234,11 +250,7 @@ class Scheduler:
         still expects an event, the run goes on.  Returns 'stopped' when a
         stop was requested (`request_stop`), after the services drained."""
         self.bind_services()
-        _WAKEUPS.append(self.wakeup)
-        try:
-            return self._run(forever)
-        finally:
-            _WAKEUPS.remove(self.wakeup)
+        return self._run(forever)
 
     def _run(self, forever):
         while True:
