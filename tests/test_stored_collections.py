@@ -1,0 +1,134 @@
+"""The stored form of lists and maps is part of the stored-format contract
+(tests/fixtures/README.md): these pin, byte for byte, the records that ZODB
+writes for a short and a long (chunked) OList and OMap, and the records a
+change to the long ones rewrites.  A change to how they are pickled must
+come with a migration, not slip in with a refactoring."""
+from __future__ import annotations
+
+import hashlib
+
+import transaction
+import ZODB
+from ZODB.MappingStorage import MappingStorage
+
+from ostinato.vm.values import OList, OMap
+
+
+def committed_records():
+    """Each commit's records as {oid: record bytes}, the root's left out:
+    a short and a long list and map, then a change to both long ones."""
+    storage = MappingStorage()
+    db = ZODB.DB(storage)
+    try:
+        conn = db.open()
+        root = conn.root()
+        # `note` stands for any other attribute: it keeps its place in the
+        # state, before the chunk index.
+        small_list = OList([1, 'two', 3.0])
+        small_list.note = 'x'
+        big_list = OList(list(range(600)))
+        big_list.note = 'x'
+        small_map = OMap({'a': 1, 'b': 'two'})
+        small_map.note = 'x'
+        big_map = OMap({'k%d' % i: i for i in range(300)})
+        big_map.note = 'x'
+        root['small_list'] = small_list
+        root['big_list'] = big_list
+        root['small_map'] = small_map
+        root['big_map'] = big_map
+        transaction.commit()
+        big_list.items[300] = 'changed'
+        big_list.items.append('new')
+        big_list.changed()
+        big_map.d['k150'] = -1
+        del big_map.d['k5']
+        big_map.d['new'] = 1
+        big_map.changed()
+        transaction.commit()
+        check = db.open(transaction.TransactionManager())
+        loaded = check.root()
+        assert loaded['small_list'].items == [1, 'two', 3.0]
+        assert loaded['big_list'].items == (list(range(300)) + ['changed']
+                                            + list(range(301, 600)) + ['new'])
+        assert list(loaded['small_map'].d.items()) == [('a', 1), ('b', 'two')]
+        assert list(loaded['big_map'].d.items()) == list(big_map.d.items())
+        assert [o.note for o in loaded.values()] == ['x'] * 4
+        check.close()
+        commits = []
+        for txn in list(storage.iterator())[1:]:     # the first makes the root
+            commits.append({int.from_bytes(r.oid, 'big'): r.data
+                            for r in txn if r.oid != b'\0' * 8})
+        conn.close()
+        return commits
+    finally:
+        transaction.abort()
+        db.close()
+
+
+def digests(records):
+    return {oid: (len(data), hashlib.sha256(data).hexdigest()) for oid, data in records.items()}
+
+
+# Each record as ZODB stores it: the class, then the state.  A long list's or
+# map's state names its chunks (each a record of its own) after its other
+# attributes.
+SMALL_LIST = (b'\x80\x03costinato.vm.values\nOList\nq\x00.\x80\x03}q\x01(X\x05\x00\x00\x00itemsq'
+              b'\x02]q\x03(K\x01X\x03\x00\x00\x00twoq\x04G@\x08\x00\x00\x00\x00\x00\x00eX\x04\x00'
+              b'\x00\x00noteq\x05X\x01\x00\x00\x00xq\x06u.')
+SMALL_MAP = (b'\x80\x03costinato.vm.values\nOMap\nq\x00.\x80\x03}q\x01(X\x01\x00\x00\x00dq\x02}q'
+             b'\x03(X\x01\x00\x00\x00aq\x04K\x01X\x01\x00\x00\x00bq\x05X\x03\x00\x00\x00twoq\x06u'
+             b'X\x04\x00\x00\x00noteq\x07X\x01\x00\x00\x00xq\x08u.')
+
+
+def index(cls, chunk_cls, oids):
+    """The record of a chunked OList or OMap whose chunks are `oids`."""
+    refs = b''.join(
+        b'C\x08' + oid.to_bytes(8, 'big') + memo
+        for oid, memo in zip(oids, (b'q\x06costinato.vm.values\n' + chunk_cls + b'\nq\x07\x86q\x08Q',
+                                    b'q\th\x07\x86q\nQ', b'q\x0bh\x07\x86q\x0cQ')))
+    return (b'\x80\x03costinato.vm.values\n' + cls + b'\nq\x00.\x80\x03}q\x01(X\x04\x00\x00\x00'
+            b'noteq\x02X\x01\x00\x00\x00xq\x03X\x06\x00\x00\x00chunksq\x04]q\x05(' + refs + b'eu.')
+
+
+# (length, sha256) of every record: the chunks' too.
+FIRST = {
+    1: (96, '5ca5f49e4b098bc2d3654709f763c6ca11c5fbddf5e561463b38614390304c53'),
+    2: (160, '6703d51ad7e44f2ee1f2588e08c579224155ceb2563a8a516a553e7ad3343a33'),
+    3: (98, 'de9741f888acb0779e7c4319e369f420d5349115f5c61e352334c0ce3b8e463d'),
+    4: (158, '2886ffa57f7f73cc168dec4a286216bcc56476926dc18ebe9223b4066604d416'),
+    5: (2008, 'bc20d12afeccf308eca2652ed2b71b9e7019a80670bbe3594189b43bcfd6d8e0'),
+    6: (2118, 'b61da64f955220740d5a2a08005fe0b190dcfe813a0cf2767d976cf1a05ee9ec'),
+    7: (806, '1eaf49a34ae43e711c49eb14d7c570ef10c3aec12372ee5c43a68e134b2f78b4'),
+    8: (571, '0ffe21b0792277e1e408da18eb823ddd66541aa1008771ea663e8a38566ef4f3'),
+    9: (827, '5f55f1d1c9756914945ee616d208e7610d0b2abe6c8ff80ff3a973cc6d0e1af3'),
+    10: (323, '8648044bc77aa21dbdd4fb5c36187ebf09a42df7b833d26059a2569cbe14647d'),
+}
+SECOND = {
+    2: (160, '1fc9d784d8fadb34f53e1966f3d484aac633b6e24a7c93fdd3714c14a9ba2bd0'),
+    4: (158, '967dc6f75328e3937dfeaad679d3cf4a63726e217b80a25ac4394320bda785d6'),
+    11: (838, '5bb9f0c36c51aed284102255a3815cfcaa4a37524645b93d45d79c91e048da55'),
+    12: (333, '01778d969e41e85c6f4649ff572bc0ce24e8b6d3c54f679a4f63dc8aceec9aa6'),
+    13: (1988, '6b467443ec4e7fa3f51daa9d2e7e0e8a6141eacec6a5aaa0956efb9ca76342b6'),
+    14: (2121, '257594f76cfaf85c5ceb6ce1fcb45010669480ec978fca837bc090e85c9e994f'),
+    15: (821, 'f62dae15b3c3f6055cdffefd94880774aa036d2f2ba04c65e65347a0ef8ddee0'),
+}
+
+
+def test_short_lists_and_maps_are_stored_whole():
+    first, _ = committed_records()
+    assert first[1] == SMALL_LIST
+    assert first[3] == SMALL_MAP
+
+
+def test_long_lists_and_maps_are_stored_as_an_index_of_chunks():
+    first, second = committed_records()
+    # 600 items: chunks of 256, 256 and 88 (oids 8-10); 300 entries: chunks
+    # of 128, 128 and 44 (oids 5-7).
+    assert first[2] == index(b'OList', b'ListChunk', [8, 9, 10])
+    assert first[4] == index(b'OMap', b'MapChunk', [5, 6, 7])
+    assert digests(first) == FIRST
+    # The change rewrites the index and the chunks that changed, no more:
+    # the list's first chunk (oid 8) stays; every chunk of the map changed.
+    assert second[2] == index(b'OList', b'ListChunk', [8, 11, 12])
+    assert second[4] == index(b'OMap', b'MapChunk', [13, 14, 15])
+    assert digests(second) == SECOND
