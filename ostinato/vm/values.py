@@ -33,6 +33,52 @@ class OstRaise(Exception):
 
 
 # ------------------------------------------------------------------ containers
+# A long OList or OMap is stored as an index of chunks (see OList): its state
+# is its other attributes, in their order, then `chunks` in place of the
+# attribute that holds its contents.  The chunks last stored or loaded are
+# kept in the volatile `_v_chunks`, so the next store reuses the unchanged
+# ones.  The two classes differ only in how they cut and join the chunks.
+
+def _chunked_state(obj, base_state, attr, size, cut):
+    """The state to store for `obj` (an OList or OMap): `base_state()`, the
+    plain Persistent state, while `size` is at most two chunks; else that
+    state with `attr` replaced by `cut(chunks stored before)`."""
+    if size <= 2 * obj.CHUNK:
+        return base_state()
+    chunks = cut(obj.__dict__.get('_v_chunks') or ())
+    obj._v_chunks = chunks
+    state = dict(base_state())   # other attributes (its watchers)
+    del state[attr]
+    state['chunks'] = chunks
+    return state
+
+
+def _set_chunked_state(obj, state, base_setstate, attr, join):
+    """Load a state made by `_chunked_state`: `attr` from `join(chunks)`."""
+    chunks = state.get('chunks')
+    if chunks is None:
+        base_setstate(state)
+        return
+    state = dict(state)
+    del state['chunks']
+    state[attr] = join(chunks)
+    base_setstate(state)
+    obj._v_chunks = list(chunks)
+
+
+def _join_items(chunks):
+    items = []
+    for c in chunks:
+        items.extend(c.items)
+    return items
+
+
+def _join_pairs(chunks):
+    d = {}
+    for c in chunks:
+        d.update(c.pairs)
+    return d
+
 
 class ListChunk(Persistent):
     """A stored slice of a long OList.  Never changed once stored: a list
@@ -56,11 +102,12 @@ class OList(Persistent):
         self.items = [] if items is None else items
 
     def __getstate__(self):
+        return _chunked_state(self, super().__getstate__, 'items', len(self.items), self._chunks)
+
+    def _chunks(self, old):
+        """The chunks of `items`, reusing those of `old` whose slice is unchanged."""
         items = self.items
         n = self.CHUNK
-        if len(items) <= 2 * n:
-            return super().__getstate__()
-        old = self.__dict__.get('_v_chunks') or ()
         chunks = []
         for i in range(0, len(items), n):
             piece = items[i:i + n]
@@ -71,25 +118,10 @@ class OList(Persistent):
                 chunks.append(prev)          # unchanged: its record stays as it is
             else:
                 chunks.append(ListChunk(piece))
-        self._v_chunks = chunks
-        state = dict(super().__getstate__())   # other attributes (its watchers)
-        del state['items']
-        state['chunks'] = chunks
-        return state
+        return chunks
 
     def __setstate__(self, state):
-        chunks = state.get('chunks')
-        if chunks is None:
-            super().__setstate__(state)
-            return
-        state = dict(state)
-        del state['chunks']
-        items = []
-        for c in chunks:
-            items.extend(c.items)
-        state['items'] = items
-        super().__setstate__(state)
-        self._v_chunks = list(chunks)
+        _set_chunked_state(self, state, super().__setstate__, 'items', _join_items)
 
     def __eq__(self, other):
         return self is other or (type(other) is OList and self.items == other.items)
@@ -127,26 +159,28 @@ class OMap(Persistent):
         self.d = {} if d is None else d
 
     def __getstate__(self):
-        d = self.d
+        return _chunked_state(self, super().__getstate__, 'd', len(self.d), self._chunks)
+
+    def _chunks(self, old):
+        """The chunks of `d`, reusing those of `old` whose entries are unchanged.
+
+        A dict keeps its keys in insertion order: the keys of the stored
+        chunks that are still there come first, in their order, then the
+        keys added since.  So the new chunks follow the old boundaries: a
+        changed or deleted entry rewrites only its own chunk, new entries
+        fill the last chunk and then new ones."""
         n = self.CHUNK
-        if len(d) <= 2 * n:
-            return super().__getstate__()
-        # A dict keeps its keys in insertion order: the keys of the stored
-        # chunks that are still there come first, in their order, then the
-        # keys added since.  So the new chunks follow the old boundaries: a
-        # changed or deleted entry rewrites only its own chunk, new entries
-        # fill the last chunk and then new ones.
-        pairs = list(d.items())
+        pairs = list(self.d.items())
         chunks = []
         pos = 0
-        for old in self.__dict__.get('_v_chunks') or ():
+        for prev in old:
             take = []
-            for key, value in old.pairs:
+            for key, value in prev.pairs:
                 if pos < len(pairs) and pairs[pos][0] == key:
                     take.append(pairs[pos])
                     pos += 1
-            if len(take) == len(old.pairs) and all(a[1] is b[1] for a, b in zip(take, old.pairs)):
-                chunks.append(old)           # unchanged: its record stays as it is
+            if len(take) == len(prev.pairs) and all(a[1] is b[1] for a, b in zip(take, prev.pairs)):
+                chunks.append(prev)          # unchanged: its record stays as it is
             elif take:
                 chunks.append(MapChunk(take))
         rest = pairs[pos:]
@@ -162,25 +196,10 @@ class OMap(Persistent):
                 merged[-1] = MapChunk(merged[-1].pairs + c.pairs)
             else:
                 merged.append(c)
-        self._v_chunks = merged
-        state = dict(super().__getstate__())   # other attributes (its watchers)
-        del state['d']
-        state['chunks'] = merged
-        return state
+        return merged
 
     def __setstate__(self, state):
-        chunks = state.get('chunks')
-        if chunks is None:
-            super().__setstate__(state)
-            return
-        state = dict(state)
-        del state['chunks']
-        d = {}
-        for c in chunks:
-            d.update(c.pairs)
-        state['d'] = d
-        super().__setstate__(state)
-        self._v_chunks = list(chunks)
+        _set_chunked_state(self, state, super().__setstate__, 'd', _join_pairs)
 
     def __eq__(self, other):
         return self is other or (type(other) is OMap and self.d == other.d)
