@@ -37,7 +37,13 @@ WATCH = 'watch'      # marker in Frame.handlers for an active watched evaluation
 _HALF_INT = 1 << (limits.MAX_INT_BITS // 2)
 _MISSING = object()
 
-
+# The fields of a light activation's record in the loop's `callers` (see
+# VM._loop), in order: the callee's code and Function, then its caller's
+# loop state (frame -- None when light too --, instrs, stack, locals, pc to
+# go on at, module, ns).  A plain tuple, built once per fast call, and
+# module-level ints to read it: the loop unpacks the whole record where it
+# resumes a caller and reads these fields elsewhere.
+LA_CODE, LA_FUNC, LA_FRAME, LA_INSTRS, LA_STACK, LA_LOCALS, LA_PC, LA_MODULE, LA_NS = range(9)
 
 
 # ------------------------------------------------------------------ iterators
@@ -142,13 +148,14 @@ def _materialize(callers, stack, locs):
     activation's.  Returns the top Frame."""
     top = None
     last = len(callers) - 1
+    # Unpacked whole (the LA_ fields, in order): one step, not four lookups.
     for i, (fcode, f, caller, _, _, _, cpc, _, _) in enumerate(callers):
         if caller is None:          # the light activation of the entry before
             caller = top
         caller.pc = cpc
         if i < last:
             below = callers[i + 1]
-            fstack, flocs = below[4], below[5]
+            fstack, flocs = below[LA_STACK], below[LA_LOCALS]
         else:
             fstack, flocs = stack, locs
         fr = Frame.__new__(Frame)
@@ -336,9 +343,9 @@ class VM:
         # `frame` None, until it returns or something needs its Frame (an
         # instruction that hands out or stores the frame, a general call, the
         # loop stopping): then `_materialize` makes Frames for all of them.
-        # For each light activation, in call order: (its code, its Function,
-        # then its caller's loop state: frame -- None when light too --, instrs,
-        # stack, locals, pc, module, ns), to resume the caller on return.
+        # For each light activation, in call order, a record of the LA_ fields
+        # (its code, its Function, its caller's loop state), to resume the
+        # caller on return: built and unpacked whole, in that order.
         # Every way out of the loop but an interruption (KeyboardInterrupt,
         # after which the runtime drops the task's unstored state) makes the
         # Frames first: a task's frames are what is stored and resumed.
@@ -414,7 +421,7 @@ class VM:
                     else:
                         # Its first instruction goes the general way: run that here.
                         op, arg = (frame.code if frame is not None
-                                   else callers[-1][0]).instrs[pc - 1]
+                                   else callers[-1][LA_CODE]).instrs[pc - 1]
                 if op == CALL:
                     ticks -= 1
                     if ticks < 0:
@@ -607,49 +614,31 @@ class VM:
                             stack.append(it.vals[i])
                             continue
                         if t is QueueIter:
-                            q = it.q
-                            if q.items:
-                                v = q.items.pop(0)
-                                q._p_changed = True
-                                if waiters:
-                                    host.changed(q)
-                                stack.append(v)
+                            if _take(it.q, stack, waiters, host):
                                 continue
                             if frame is None:
                                 frame = _materialize(callers, stack, locs)
-                            frame.pc = pc
-                            task.frame = frame
-                            self.check_may_wait(task)
-                            return ('suspend', R.Take(q))
-                        if t is not ReactiveIter and len(stack) > 1 \
-                                and type(stack[-2]) is ReactiveIter and stack[-2].state == 'eval':
-                            # The watched call of a reactive loop's function returned
-                            # its value on top of the iterator.
-                            it = stack[-2]
-                            t = ReactiveIter
-                        if t is ReactiveIter:
-                            if frame is None:
-                                frame = _materialize(callers, stack, locs)
-                            frame.pc = pc - 1
-                            task.frame = frame
-                            r = self.reactive_step(task, frame, it)
-                            if r is None:
-                                frame = task.frame
-                                instrs = runnable(frame.code)
-                                stack = frame.stack
-                                locs = frame.locals
-                                pc = frame.pc
-                                if frame.module is not module:
-                                    module = frame.module
-                                    ns = module.ns
-                                reads = task.reads
-                                continue
-                            if r == 'body':
-                                pc = frame.pc + 1
-                                reads = task.reads
-                                continue
-                            return r
-                        raise OstError('bad iterator')
+                            return self._wait_for_item(task, frame, pc, it.q)
+                        # A reactive loop's (or a bug).
+                        if frame is None:
+                            frame = _materialize(callers, stack, locs)
+                        r = self._reactive_for(task, frame, pc, it)
+                        reads = task.reads
+                        if r is None:
+                            # A watched call of the function: go on in its frame.
+                            frame = task.frame
+                            instrs = runnable(frame.code)
+                            stack = frame.stack
+                            locs = frame.locals
+                            pc = frame.pc
+                            if frame.module is not module:
+                                module = frame.module
+                                ns = module.ns
+                            continue
+                        if r == 'body':
+                            pc = frame.pc + 1
+                            continue
+                        return r
                     its = stack[-n:]
                     got = []
                     for it in its:
@@ -730,7 +719,7 @@ class VM:
                         stack[-1] = ops.binop('*', a, b)
                 elif op == LOAD_OUTER:
                     depth, slot = arg
-                    fr = frame.parent if frame is not None else callers[-1][1].parent
+                    fr = frame.parent if frame is not None else callers[-1][LA_FUNC].parent
                     while depth > 1:
                         fr = fr.parent
                         depth -= 1
@@ -952,33 +941,9 @@ class VM:
                 elif op == DEF_GLOBAL:
                     if frame is None:
                         frame = _materialize(callers, stack, locs)
-                    fcode, name = arg
-                    old = ns.get(name)
-                    if type(old) is Function and old.code.qualname == fcode.qualname \
-                            and old.module is module:
-                        # An upgrade (or a re-run of the top level) replaces the code in
-                        # place, so stored references call the new version.
-                        old.code = fcode
-                        old.parent = frame
-                        forget_layout(old)
-                    else:
-                        ns[name] = Function(fcode, frame, module)
-                    module._p_changed = True
-                    if waiters:
-                        host.changed(module)
+                    self._def_global(frame, module, arg)
                 elif op == CURRY:
-                    nargs, kwnames = arg
-                    nkw = len(kwnames)
-                    total = nargs + nkw
-                    argv = stack[-total:] if total else []
-                    if total:
-                        del stack[-total:]
-                    f = stack[-1]
-                    if f is None:
-                        raise OstError('none is not callable')
-                    if not V.is_callable(f) and type(f) not in (OList, OMap, tuple):
-                        raise OstError('%s is not callable' % kind(f))
-                    stack[-1] = Curried(f, argv[:nargs], dict(zip(kwnames, argv[nargs:])))
+                    _curry(stack, arg)
                 elif op == SETUP_TRY:
                     if frame is None:
                         frame = _materialize(callers, stack, locs)
@@ -998,27 +963,13 @@ class VM:
                     else:
                         stack.append(frame.parent)
                 elif op == TYPE:
-                    name, nsupers, fields, blurb = arg
-                    ndefaults = sum(1 for f in fields if f[2])
-                    defaults = stack[-ndefaults:] if ndefaults else []
-                    if ndefaults:
-                        del stack[-ndefaults:]
-                    supers = None
-                    if nsupers is not None:
-                        supers = stack[-nsupers:] if nsupers else []
-                        if nsupers:
-                            del stack[-nsupers:]
-                    old = stack.pop()
-                    stack.append(self.make_type(old, name, supers, fields, defaults, blurb, module))
+                    self._define_type(stack, arg, module)
                 elif op == IMPORT:
                     if frame is None:
                         frame = _materialize(callers, stack, locs)
-                    frame.pc = pc
-                    task.frame = frame
-                    m = self.host.import_module(self, task, arg, frame)
-                    if m is None:
-                        return ('suspend', R.Import(arg))
-                    stack.append(m)
+                    r = self._import(task, frame, pc, arg)
+                    if r is not None:
+                        return r
                 elif op == FROM_IMPORT:
                     m = stack[-1]
                     v = m.ns.get(arg)
@@ -1026,24 +977,9 @@ class VM:
                         raise OstError("module '%s' has no name '%s'" % (m.name, arg))
                     stack[-1] = v
                 elif op == SPAWN:
-                    nargs, kwnames, builtin_form = arg
-                    nkw = len(kwnames)
-                    total = nargs + nkw
-                    argv = stack[-total:] if total else []
-                    if total:
-                        del stack[-total:]
-                    f = stack.pop()
-                    kwargs = dict(zip(kwnames, argv[nargs:]))
-                    argv = argv[:nargs]
-                    if builtin_form:
-                        if not argv:
-                            raise OstError('spawn() needs a function')
-                        f = argv.pop(0)
                     if frame is None:
                         frame = _materialize(callers, stack, locs)
-                    frame.pc = pc
-                    task.frame = frame
-                    stack.append(self.spawn(f, argv, kwargs))
+                    self._spawn_op(task, frame, pc, arg)
                 elif op == WATCH_BEGIN:
                     if frame is None:
                         frame = _materialize(callers, stack, locs)
@@ -1058,29 +994,10 @@ class VM:
                 elif op == WATCH_END_UNTIL or op == WATCH_END_WHILE or op == WATCH_END_BANG:
                     if frame is None:
                         frame = _materialize(callers, stack, locs)
-                    v = stack[-1]
-                    if op == WATCH_END_BANG:
-                        ok = v is not None
-                    else:
-                        if v is not True and v is not False:
-                            ops.condition(v)
-                        ok = v if op == WATCH_END_UNTIL else not v
-                        stack.pop()
-                    frame.handlers.pop()
-                    task.watch_depth -= 1
-                    got = task.reads
-                    if task.watch_depth == 0:
-                        task.reads = None
-                        reads = None
-                    if not ok:
-                        if task.watch_depth > 0:
-                            raise OstError('cannot wait while evaluating a watched expression')
-                        if op == WATCH_END_BANG:
-                            stack.pop()
-                        frame.pc = arg
-                        frame._p_changed = True
-                        task.frame = frame
-                        return ('suspend', R.Change(tuple(got.values())))
+                    r = self._watch_end(task, frame, op, arg)
+                    reads = task.reads
+                    if r is not None:
+                        return r
                 elif op == LOAD_GLOBAL_NS:
                     stack.append(ns.get(arg))
                 else:
@@ -1117,6 +1034,127 @@ class VM:
                                where_of(frame, max(pc - 1, 0)))
             task.internal_error = True
             self._raise(task, frame, pc, value)
+
+    # ---------------------------------------------- rare instructions
+    # The bodies of instructions that run seldom (once per definition,
+    # import, spawn, wait or queue item), kept out of the loop as clox keeps
+    # callValue out of its switch, so that the loop holds the frequent ones.
+    # Those that need the frame get it made (`_materialize`) by the loop.
+
+    def _def_global(self, frame, module, arg):
+        """DEF_GLOBAL: bind a top-level `def` in the module."""
+        fcode, name = arg
+        ns = module.ns
+        old = ns.get(name)
+        if type(old) is Function and old.code.qualname == fcode.qualname \
+                and old.module is module:
+            # An upgrade (or a re-run of the top level) replaces the code in
+            # place, so stored references call the new version.
+            old.code = fcode
+            old.parent = frame
+            forget_layout(old)
+        else:
+            ns[name] = Function(fcode, frame, module)
+        module._p_changed = True
+        if self.host.waiters:
+            self.host.changed(module)
+
+    def _define_type(self, stack, arg, module):
+        """TYPE: the type's defaults, supertypes and previous value (an
+        upgrade changes the type in place) are on the stack."""
+        name, nsupers, fields, blurb = arg
+        ndefaults = sum(1 for f in fields if f[2])
+        defaults = stack[-ndefaults:] if ndefaults else []
+        if ndefaults:
+            del stack[-ndefaults:]
+        supers = None
+        if nsupers is not None:
+            supers = stack[-nsupers:] if nsupers else []
+            if nsupers:
+                del stack[-nsupers:]
+        old = stack.pop()
+        stack.append(self.make_type(old, name, supers, fields, defaults, blurb, module))
+
+    def _import(self, task, frame, pc, name):
+        """IMPORT: push the module, or suspend while the host loads it."""
+        frame.pc = pc
+        task.frame = frame
+        m = self.host.import_module(self, task, name, frame)
+        if m is None:
+            return ('suspend', R.Import(name))
+        frame.stack.append(m)
+        return None
+
+    def _spawn_op(self, task, frame, pc, arg):
+        """SPAWN: `spawn f(args)` or `spawn(f, args)`; pushes the new task."""
+        nargs, kwnames, builtin_form = arg
+        stack = frame.stack
+        total = nargs + len(kwnames)
+        argv = stack[-total:] if total else []
+        if total:
+            del stack[-total:]
+        f = stack.pop()
+        kwargs = dict(zip(kwnames, argv[nargs:]))
+        argv = argv[:nargs]
+        if builtin_form:
+            if not argv:
+                raise OstError('spawn() needs a function')
+            f = argv.pop(0)
+        frame.pc = pc
+        task.frame = frame
+        stack.append(self.spawn(f, argv, kwargs))
+
+    def _watch_end(self, task, frame, op, arg):
+        """WATCH_END_UNTIL, _WHILE, _BANG: the end of a watched evaluation.
+        Returns None to go on, or a suspension until what it read changes
+        (the loop then resumes at `arg`, which evaluates it again)."""
+        stack = frame.stack
+        v = stack[-1]
+        if op == WATCH_END_BANG:
+            ok = v is not None
+        else:
+            if v is not True and v is not False:
+                ops.condition(v)
+            ok = v if op == WATCH_END_UNTIL else not v
+            stack.pop()
+        frame.handlers.pop()
+        task.watch_depth -= 1
+        got = task.reads
+        if task.watch_depth == 0:
+            task.reads = None
+        if ok:
+            return None
+        if task.watch_depth > 0:
+            raise OstError('cannot wait while evaluating a watched expression')
+        if op == WATCH_END_BANG:
+            stack.pop()
+        frame.pc = arg
+        frame._p_changed = True
+        task.frame = frame
+        return ('suspend', R.Change(tuple(got.values())))
+
+    def _wait_for_item(self, task, frame, pc, q):
+        """FOR_ITER over an empty queue: suspend until an item comes."""
+        frame.pc = pc
+        task.frame = frame
+        self.check_may_wait(task)
+        return ('suspend', R.Take(q))
+
+    def _reactive_for(self, task, frame, pc, it):
+        """FOR_ITER of a reactive loop (`it` is on top of the stack, or under
+        the value its function's watched call returned): `reactive_step`."""
+        if type(it) is not ReactiveIter:
+            stack = frame.stack
+            if len(stack) > 1 and type(stack[-2]) is ReactiveIter \
+                    and stack[-2].state == 'eval':
+                # The watched call of a reactive loop's function returned
+                # its value on top of the iterator.
+                it = stack[-2]
+            else:
+                raise OstError('bad iterator')
+        frame.pc = pc - 1
+        task.frame = frame
+        return self.reactive_step(task, frame, it)
 
     # -------------------------------------------------------------- helpers
     def check_may_wait(self, task):
@@ -1265,6 +1303,34 @@ class VM:
 
 
 _TRACKED = (OList, OMap, OSet, OObject, OModule, Task, OQueue)
+
+
+def _take(q, stack, waiters, host):
+    """FOR_ITER over a queue: push its first item and return True, or
+    return False when it is empty."""
+    items = q.items
+    if not items:
+        return False
+    stack.append(items.pop(0))
+    q._p_changed = True
+    if waiters:
+        host.changed(q)
+    return True
+
+
+def _curry(stack, arg):
+    """CURRY: `f{a, k = v}` -- a Curried in f's place on the stack."""
+    nargs, kwnames = arg
+    total = nargs + len(kwnames)
+    argv = stack[-total:] if total else []
+    if total:
+        del stack[-total:]
+    f = stack[-1]
+    if f is None:
+        raise OstError('none is not callable')
+    if not V.is_callable(f) and type(f) not in (OList, OMap, tuple):
+        raise OstError('%s is not callable' % kind(f))
+    stack[-1] = Curried(f, argv[:nargs], dict(zip(kwnames, argv[nargs:])))
 _MUTATORS = frozenset(['append', 'extend', 'insert', 'pop', 'truncate'])
 
 
