@@ -293,9 +293,15 @@ class Scheduler:
     def deliver(self, channel, thread_id, text):
         """A bot message for a chat channel: it goes into the outbox in this
         turn's transaction, and the channel sends it after the commit.  With
-        no such channel in this process it waits in the database for one."""
+        no such channel in this process it waits in the database for one.
+        A channel that prints its messages (`Service.prints_channel`: the
+        console) gets the text back, to show with the turn's output."""
+        for service in self.services:
+            if getattr(service, 'prints_channel', None) == channel:
+                return text
         self.world.outbox.add(channel, thread_id, text)
         self.wakeup.set()
+        return None
 
     def transact(self, fn):
         """Run fn() in a transaction of its own and commit it (again after a
