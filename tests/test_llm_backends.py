@@ -249,12 +249,57 @@ def test_reasks_on_openai_too(openai):
                                     "with only the corrected JSON object."}]
 
 
-def test_cut_off_reply_says_so(ollama):
+def test_cut_off_reply_is_asked_afresh_and_warmer(ollama):
+    """Gemma 3 270M, shown its reply cut off at the token cap ("item1",
+    "item2", ... "item20"), wrote the same again, three times: a cut-off
+    reply is not shown to the model; it is asked the same question again,
+    at a higher temperature, and the log says why."""
     ollama.reply('{"action": "answer", "text": "aaaa', truncated=True)
     ollama.reply(GOOD)
-    result = ollama_client(ollama, num_predict=64).complete(request())
-    assert 'cut off at the limit of 64 tokens' in ollama.bodies[1]['messages'][-1]['content']
+    result = ollama_client(ollama, num_predict=64).complete(request(temperature=0.2))
     assert result['attempts'] == 2
+    assert ollama.bodies[1]['messages'] == ollama.bodies[0]['messages']
+    assert ollama.bodies[0]['options']['temperature'] == 0.2
+    assert ollama.bodies[1]['options']['temperature'] == 0.7
+    assert 'cut off at the limit of 64 tokens' in result['exchanges'][0]['problem']
+
+
+def test_a_reply_not_cut_off_is_shown_with_its_problem(ollama):
+    ollama.reply({'action': 'maybe', 'text': ''})
+    ollama.reply(GOOD)
+    result = ollama_client(ollama).complete(request())
+    assert result['attempts'] == 2
+    assert ollama.bodies[1]['messages'][-2]['content'] == '{"action": "maybe", "text": ""}'
+    assert 'temperature' not in ollama.bodies[1].get('options', {})
+
+
+def test_worked_examples_of_the_schema_are_earlier_turns(ollama):
+    """A schema's x-examples ([prompt, reply] pairs) reach the model as
+    earlier turns, each prompt with the schema's paragraph; the schema the
+    reply is checked against, and that a server constrains to, is the rest."""
+    schema = dict(SCHEMA, **{'x-examples': [
+        ['Which size?', {'action': 'confer', 'text': 'Which size do you want?'}],
+        ['Forget it.', {'action': 'cancel', 'text': 'OK.'}]]})
+    ollama.reply(GOOD)
+    result = ollama_client(ollama).complete(request(schema=schema, system='Be brief.'))
+    assert result['reply'] == GOOD
+    assert ollama.bodies[0]['format'] == SCHEMA
+    assert ollama.bodies[0]['messages'] == [
+        {'role': 'system', 'content': 'Be brief.'},
+        {'role': 'user', 'content': 'Which size?\n\n' + SCHEMA_PROMPT},
+        {'role': 'assistant', 'content': '{"action": "confer", "text": "Which size do you want?"}'},
+        {'role': 'user', 'content': 'Forget it.\n\n' + SCHEMA_PROMPT},
+        {'role': 'assistant', 'content': '{"action": "cancel", "text": "OK."}'},
+        {'role': 'user', 'content': 'What did the user eat?\n\n' + SCHEMA_PROMPT}]
+
+
+@pytest.mark.parametrize('examples', ['one', [['a prompt']], [['a prompt', 'not an object']],
+                                      [[3, {'action': 'answer'}]]])
+def test_bad_worked_examples_fail_before_asking(ollama, examples):
+    with pytest.raises(LLMError, match=r"llm: the schema's x-examples must be a list of "
+                                       r"\[prompt, reply\] pairs"):
+        ollama_client(ollama).complete(request(schema=dict(SCHEMA, **{'x-examples': examples})))
+    assert ollama.requests == []
 
 
 def test_invalid_schema_fails_before_asking(ollama):

@@ -17,10 +17,15 @@ from typing import Any, Callable, Dict, Optional
 from .base import Ask, Backend
 from .config import DEFAULT_OLLAMA_MODEL, LLMConfig, check_backend
 from .errors import LLMError
-from .replies import (MAX_REPLY, check_reply, check_schema, describe, reask_message,
-                      user_prompt)
+from .replies import (MAX_REPLY, check_reply, check_schema, describe, example_turns,
+                      reask_message, split_examples, user_prompt)
 
 MAX_ATTEMPTS = 3
+# A reply cut off at the token cap is not shown to the model again: a small
+# model shown its runaway reply ("item1", "item2", ... "item20") wrote the
+# same one again, three times, at a minute each (Gemma 3 270M).  It is
+# asked afresh, at this temperature at least, so that it takes another path.
+FRESH_TEMPERATURE = 0.7
 
 
 def _make_backend(name: str, config: LLMConfig) -> Backend:
@@ -98,7 +103,7 @@ class LLMClient:
         prompt = request.get('prompt')
         if not isinstance(prompt, str):
             raise LLMError('llm: the prompt must be a string')
-        schema = request.get('schema')
+        schema, examples = split_examples(request.get('schema'))
         check_schema(schema)
         temperature = request.get('temperature')
         if temperature is not None:
@@ -111,7 +116,10 @@ class LLMClient:
         messages = []
         if request.get('system'):
             messages.append({'role': 'system', 'content': str(request['system'])})
+        messages.extend(example_turns(examples, schema))
         messages.append({'role': 'user', 'content': user_prompt(prompt, schema)})
+        first = messages
+        asked_temperature = temperature
 
         exchanges = []
         # Summed over attempts: the log should show what the request cost.
@@ -123,7 +131,8 @@ class LLMClient:
             if progress is not None:
                 report = (lambda n, attempt=attempt: progress(attempt + 1, n))
             turn = backend.chat(Ask(request=request, messages=sent, schema=schema, model=model,
-                                    temperature=temperature, attempt=attempt, progress=report))
+                                    temperature=asked_temperature, attempt=attempt,
+                                    progress=report))
             if len(turn.raw) > MAX_REPLY:
                 # Not re-asked: the model would be shown the whole reply again,
                 # and the log would keep it in every exchange.
@@ -152,8 +161,12 @@ class LLMClient:
             if reply is not None:
                 return result
             assert told is not None         # no reply: check_reply said why
-            messages = sent + [{'role': 'assistant', 'content': turn.raw},
-                               {'role': 'user', 'content': reask_message(told)}]
+            if turn.truncated:
+                messages = first
+                asked_temperature = max(asked_temperature or 0.0, FRESH_TEMPERATURE)
+            else:
+                messages = sent + [{'role': 'assistant', 'content': turn.raw},
+                                   {'role': 'user', 'content': reask_message(told)}]
         last = told[len('Your reply '):]  # type: ignore[index]  # set by the last attempt
         error = LLMError('llm: the model gave no valid reply after %d attempts: its last reply %s'
                          % (MAX_ATTEMPTS, last))
