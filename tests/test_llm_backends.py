@@ -273,35 +273,6 @@ def test_a_reply_not_cut_off_is_shown_with_its_problem(ollama):
     assert 'temperature' not in ollama.bodies[1].get('options', {})
 
 
-def test_worked_examples_of_the_schema_are_earlier_turns(ollama):
-    """A schema's x-examples ([prompt, reply] pairs) reach the model as
-    earlier turns, each prompt with the schema's paragraph; the schema the
-    reply is checked against, and that a server constrains to, is the rest."""
-    schema = dict(SCHEMA, **{'x-examples': [
-        ['Which size?', {'action': 'confer', 'text': 'Which size do you want?'}],
-        ['Forget it.', {'action': 'cancel', 'text': 'OK.'}]]})
-    ollama.reply(GOOD)
-    result = ollama_client(ollama).complete(request(schema=schema, system='Be brief.'))
-    assert result['reply'] == GOOD
-    assert ollama.bodies[0]['format'] == SCHEMA
-    assert ollama.bodies[0]['messages'] == [
-        {'role': 'system', 'content': 'Be brief.'},
-        {'role': 'user', 'content': 'Which size?\n\n' + SCHEMA_PROMPT},
-        {'role': 'assistant', 'content': '{"action": "confer", "text": "Which size do you want?"}'},
-        {'role': 'user', 'content': 'Forget it.\n\n' + SCHEMA_PROMPT},
-        {'role': 'assistant', 'content': '{"action": "cancel", "text": "OK."}'},
-        {'role': 'user', 'content': 'What did the user eat?\n\n' + SCHEMA_PROMPT}]
-
-
-@pytest.mark.parametrize('examples', ['one', [['a prompt']], [['a prompt', 'not an object']],
-                                      [[3, {'action': 'answer'}]]])
-def test_bad_worked_examples_fail_before_asking(ollama, examples):
-    with pytest.raises(LLMError, match=r"llm: the schema's x-examples must be a list of "
-                                       r"\[prompt, reply\] pairs"):
-        ollama_client(ollama).complete(request(schema=dict(SCHEMA, **{'x-examples': examples})))
-    assert ollama.requests == []
-
-
 def test_invalid_schema_fails_before_asking(ollama):
     with pytest.raises(LLMError, match='llm: the schema is not a valid JSON Schema'):
         ollama_client(ollama).complete(request(schema={'type': 'thing'}))

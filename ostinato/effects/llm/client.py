@@ -3,7 +3,8 @@
 `LLMClient.complete` is what the durable queue's workers call, possibly from
 several threads at once.  It builds the conversation, asks the backend,
 checks the reply, and re-asks with the problem stated exactly, at most
-twice; it records every exchange so the audit log can show what the model
+twice (a reply cut off at the token cap is not shown again: the question
+is asked afresh, warmer); it records every exchange so the audit log can show what the model
 was told and what it said.  It keeps no state between requests (beyond the
 backend chosen for 'auto'), so a request asked again after a crash is
 performed exactly as the first time.
@@ -17,8 +18,8 @@ from typing import Any, Callable, Dict, Optional
 from .base import Ask, Backend
 from .config import DEFAULT_OLLAMA_MODEL, LLMConfig, check_backend
 from .errors import LLMError
-from .replies import (MAX_REPLY, check_reply, check_schema, describe, example_turns,
-                      reask_message, split_examples, user_prompt)
+from .replies import (MAX_REPLY, check_reply, check_schema, describe, reask_message,
+                      user_prompt)
 
 MAX_ATTEMPTS = 3
 # A reply cut off at the token cap is not shown to the model again: a small
@@ -103,7 +104,7 @@ class LLMClient:
         prompt = request.get('prompt')
         if not isinstance(prompt, str):
             raise LLMError('llm: the prompt must be a string')
-        schema, examples = split_examples(request.get('schema'))
+        schema = request.get('schema')
         check_schema(schema)
         temperature = request.get('temperature')
         if temperature is not None:
@@ -116,7 +117,6 @@ class LLMClient:
         messages = []
         if request.get('system'):
             messages.append({'role': 'system', 'content': str(request['system'])})
-        messages.extend(example_turns(examples, schema))
         messages.append({'role': 'user', 'content': user_prompt(prompt, schema)})
         first = messages
         asked_temperature = temperature

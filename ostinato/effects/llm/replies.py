@@ -40,42 +40,6 @@ def check_schema(schema: Any) -> None:
         raise LLMError('llm: the schema is not a valid JSON Schema: %s' % _short(e.message))
 
 
-EXAMPLES_KEY = 'x-examples'
-
-
-def split_examples(schema: Any) -> Tuple[Any, list]:
-    """The schema without its worked examples, and the examples.
-
-    A schema may carry `"x-examples": [[PROMPT, REPLY], ...]`: exchanges
-    that the client sends before the real prompt as earlier turns of the
-    chat, each PROMPT as a user turn (with the schema's paragraph, as the
-    real prompt has it) and REPLY as the model's.  The smallest models
-    follow a worked example far better than an instruction; as turns of
-    their own, its words are not taken for the real prompt's.  An
-    annotation, not a constraint: the rest of the schema is what a reply
-    must match, and what a backend that decodes under constraint gets."""
-    if not isinstance(schema, dict) or EXAMPLES_KEY not in schema:
-        return schema, []
-    examples = schema[EXAMPLES_KEY]
-    rest = {k: v for k, v in schema.items() if k != EXAMPLES_KEY}
-    if not isinstance(examples, list) or not all(
-            isinstance(e, list) and len(e) == 2 and isinstance(e[0], str) and
-            isinstance(e[1], dict) for e in examples):
-        raise LLMError('llm: the schema\'s %s must be a list of [prompt, reply] pairs, a prompt '
-                       'being a string and a reply a JSON object, not %s'
-                       % (EXAMPLES_KEY, _short(json.dumps(examples, ensure_ascii=False))))
-    return rest, examples
-
-
-def example_turns(examples: list, schema: Optional[dict]) -> list:
-    """The worked examples as chat turns (see split_examples)."""
-    turns = []
-    for prompt, reply in examples:
-        turns.append({'role': 'user', 'content': user_prompt(prompt, schema)})
-        turns.append({'role': 'assistant', 'content': json.dumps(reply, ensure_ascii=False)})
-    return turns
-
-
 def schema_paragraph(schema: Optional[dict]) -> str:
     """Stated in the prompt because servers that constrain the output to the
     schema (Ollama, llama.cpp) do not show it to the model.
