@@ -353,7 +353,7 @@ def test_editing_the_skill_while_a_dialogue_waits(tmp_path, clock):
 def test_goal_stack_and_prompt_goldens():
     from goldens import check, programs
     progs = programs(HERE / 'golden')
-    assert [p.stem for p in progs] == ['build_prompt', 'goal_stack']
+    assert [p.stem for p in progs] == ['build_prompt', 'goal_stack', 'itemize']
     for prog in progs:
         assert check(prog) == [], prog.name
         assert check(prog, store_every=1) == [], prog.name

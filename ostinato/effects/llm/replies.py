@@ -61,7 +61,7 @@ def schema_paragraph(schema: Optional[dict]) -> str:
 # other (a pattern, a $ref, bounds) is shown as the JSON Schema it is.
 _SHAPE_KEYS = {'type', 'properties', 'required', 'additionalProperties', 'items', 'enum',
                'const', 'anyOf', 'oneOf', 'minProperties', 'minItems', 'format',
-               'title', 'description', '$schema'}
+               'maxItems', 'examples', 'title', 'description', '$schema'}
 # String formats a shape can name, with their form.
 _FORMATS = {'date-time': 'date-time (YYYY-MM-DDThh:mm:ss+hh:mm)',
             'date': 'date (YYYY-MM-DD)', 'time': 'time (hh:mm:ss+hh:mm)'}
@@ -122,6 +122,9 @@ def _shape(schema: Any, depth: int) -> str:
     if 'format' in schema:
         if kind != 'string' or schema['format'] not in _FORMATS:
             raise ValueError('no shape')
+        examples = schema.get('examples')
+        if isinstance(examples, list) and examples and isinstance(examples[0], str):
+            return '%s, like %s' % (_FORMATS[schema['format']], dump(examples[0]))
         return _FORMATS[schema['format']]
     if isinstance(kind, str) and kind in _PLACEHOLDER:
         return _PLACEHOLDER[kind]
