@@ -300,6 +300,16 @@ def test_the_prompt_shows_a_schema_as_the_replys_shape():
         'n': {'type': 'integer'}, 'ok': {'type': 'boolean'},
         'tags': {'type': 'array', 'items': {'type': 'string'}}}}) == \
         '{"n": integer, "ok": true | false, "tags": [string, ...]}'
+    # A date-time is shown with its form, and its example when it has one
+    # (Gemma 3 270M, made to write one without, wrote years like 1034).
+    assert schema_shape({'type': 'string', 'format': 'date-time'}) == \
+        'date-time (YYYY-MM-DDThh:mm:ss+hh:mm)'
+    assert schema_shape({'type': 'string', 'format': 'date-time',
+                         'examples': ['2025-03-14T16:05:00-04:00']}) == \
+        'date-time (YYYY-MM-DDThh:mm:ss+hh:mm), like "2025-03-14T16:05:00-04:00"'
+    assert schema_shape({'type': 'array', 'items': {'type': 'string'}, 'maxItems': 8}) == \
+        '[string, ...]'
+    assert schema_shape({'type': 'string', 'format': 'email'}) is None
     assert schema_paragraph(SCHEMA) == SCHEMA_PROMPT
     assert schema_paragraph(None) == 'Reply with a JSON object.'
     # What a shape cannot say: optional fields, bounds, patterns, fields of
