@@ -80,7 +80,12 @@ def assert_clear(r, code):
 @pytest.mark.parametrize('kind', sorted(nested(10)))
 def test_code_nested_100000_deep_is_a_syntax_error(tmp_path, kind):
     [name] = write(tmp_path, {kind: nested(DEEP)[kind]})
-    for command in (['check'], ['dis'], ['run', '--db', 'db.fs']):
+    # Every command reads a file the same way: all three for one kind (each
+    # case takes seconds to parse: the parser reads to the end before the
+    # depth is known), `check` for the others.
+    commands = [['check'], ['dis'], ['run', '--db', 'db.fs']] if kind == 'lambdas' \
+        else [['check']]
+    for command in commands:
         r = ost(*command, name, cwd=tmp_path)
         assert_clear(r, 65)
         head = r.stderr.splitlines()[0]

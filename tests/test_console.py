@@ -50,3 +50,33 @@ def test_program_without_channels_ignores_the_console(tmp_path):
     finally:
         p.stdin.close()
     assert (code, p.stdout.read()) == (0, 'no chat here\n'), p.stderr.read()
+
+
+def test_messages_queued_while_no_console_listened_are_shown_by_the_next_run(tmp_path):
+    """A process without a console (`serve`, a script) that continues a
+    console dialogue queues the bot's messages in the outbox; the next run on
+    the console shows them first, once."""
+    import io
+    from ostinato.effects.channels.chat import receive
+    from ostinato.runtime.scheduler import Scheduler
+    from ostinato.runtime.store import Store
+    shutil.copy(HERE / 'echo.ost', tmp_path)
+    assert run(tmp_path, 'hi\n').returncode == 0
+    store = Store(str(tmp_path / 'db.fs'))
+    try:
+        out = io.StringIO()
+        sched = Scheduler(store.world, out=out)
+        from ostinato.effects.channels.chat import channels_module
+        user = channels_module(store.world).ns['threads'].d['console'].get('user')
+        sched.transact(lambda: receive(sched, 'console', 'console', 'console', user,
+                                       'from elsewhere'))
+        sched.run()
+        store.commit()
+        assert out.getvalue() == ''
+        queued = [m.text for m in store.world.outbox.pending.values()]
+        assert queued == ['you said: from elsewhere']
+    finally:
+        store.close()
+    r = run(tmp_path, '')
+    assert (r.returncode, r.stdout) == (0, 'you said: from elsewhere\n'), r.stderr
+    assert run(tmp_path, '').stdout == ''

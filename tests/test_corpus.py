@@ -9,10 +9,6 @@ import pytest
 from goldens import CORPUS, cases, check, ids, programs
 
 PROGS = programs(CORPUS)
-# depth(3000): in the test modes that store everything, each slice checks the
-# recursion depth by walking every frame, which these modes have just
-# dropped or reloaded -- minutes for this one program.
-DEEP = {'t10_functions'}
 
 
 def test_corpus_present():
@@ -24,13 +20,13 @@ def test_corpus(prog):
     assert check(prog) == []
 
 
-@pytest.mark.parametrize('prog', cases(PROGS, slow=DEEP))
+@pytest.mark.parametrize('prog', cases(PROGS))
 def test_corpus_store_everything(prog):
     """Every bit of task state survives pickling between instructions."""
     assert check(prog, store_every=7) == []
 
 
-@pytest.mark.parametrize('prog', cases(PROGS, slow=DEEP))
+@pytest.mark.parametrize('prog', cases(PROGS))
 def test_corpus_commit_and_reload(prog):
     """Every change is marked and committed: the run commits to a real ZODB
     every few instructions and drops its object cache, so an unmarked change

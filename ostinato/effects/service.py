@@ -15,6 +15,10 @@ import threading
 
 class Service:
     listens = False     # always expects news (a chat channel): its being busy is no reply on its way
+    # The chat channel whose bot messages this service prints with the turn's
+    # output -- after its commit, in order with the program's own prints --
+    # instead of sending them from the outbox (the console).
+    prints_channel: str | None = None
 
     def __init__(self):
         self.event = threading.Event()

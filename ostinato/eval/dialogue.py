@@ -154,8 +154,8 @@ class EvalScheduler(Scheduler):
 
     def deliver(self, channel, thread_id, text):
         if channel == CHANNEL:
-            return          # the simulated user reads the thread itself
-        super().deliver(channel, thread_id, text)
+            return None     # the simulated user reads the thread itself
+        return super().deliver(channel, thread_id, text)
 
     def stop_run(self, run):
         """End the tasks of a run that was ended early (too chatty, too

@@ -157,6 +157,7 @@ class Scheduler:
         self.worker = 'run'       # this process's name among the workers of a database
         self.claim = False        # claim each task in its own commit (several workers)
         self.grouped = None        # turns done in the group not yet committed (run_ready)
+        self.depths = {}           # the frames' depths seen in this turn (depth)
         self.solo = 0              # turns to run one commit each (after a failed group)
         self.services = []        # effects: objects with accepts/suspend/poll/busy/wait
         self.quiet = False        # hold printed output back (a diagnostic re-run)
@@ -293,9 +294,15 @@ class Scheduler:
     def deliver(self, channel, thread_id, text):
         """A bot message for a chat channel: it goes into the outbox in this
         turn's transaction, and the channel sends it after the commit.  With
-        no such channel in this process it waits in the database for one."""
+        no such channel in this process it waits in the database for one.
+        A channel that prints its messages (`Service.prints_channel`: the
+        console) gets the text back, to show with the turn's output."""
+        for service in self.services:
+            if getattr(service, 'prints_channel', None) == channel:
+                return text
         self.world.outbox.add(channel, thread_id, text)
         self.wakeup.set()
+        return None
 
     def transact(self, fn):
         """Run fn() in a transaction of its own and commit it (again after a
@@ -588,6 +595,7 @@ class Scheduler:
         start = slice_start = time.time()
         written = 0
         warned = False
+        self.depths = {}
         task.state = 'running'
         self.world.running[self.worker] = task
         while True:
@@ -637,14 +645,42 @@ class Scheduler:
         if written > self.MAX_TURN_WRITE:
             return 'stored %d MB in one turn (the limit is %d MB)' % (
                 written >> 20, self.MAX_TURN_WRITE >> 20)
-        depth = 0
-        f = task.frame
-        while f is not None:
-            depth += 1
-            if depth > self.MAX_DEPTH:
-                return 'recursion deeper than %d calls' % self.MAX_DEPTH
-            f = f.caller
+        if self.depth(task) > self.MAX_DEPTH:
+            return 'recursion deeper than %d calls' % self.MAX_DEPTH
         return None
+
+    def depth(self, task):
+        """How many frames deep the task is.  A frame's caller never changes,
+        so this walks only the frames called since the turn's last check
+        (`self.depths`, by oid, or by the frame itself while it has none):
+        walking the whole chain at every slice was quadratic, and in the
+        modes that reload the world between slices it loaded every frame
+        again each time."""
+        seen = self.depths
+        if len(seen) > 4 * self.MAX_DEPTH:
+            seen.clear()
+        fresh = []
+        below = 0
+        f = task.frame
+        while f is not None and len(fresh) <= self.MAX_DEPTH:
+            oid = f._p_oid
+            known = seen.get(oid) if oid is not None else None
+            if known is None:
+                mine = seen.get(id(f))
+                known = mine[1] if mine is not None and mine[0] is f else None
+            if known is not None:
+                below = known
+                break
+            fresh.append(f)
+            f = f.caller
+        depth = below + len(fresh)
+        for i, f in enumerate(fresh):
+            oid = f._p_oid
+            if oid is not None:
+                seen[oid] = depth - i
+            else:
+                seen[id(f)] = (f, depth - i)     # kept alive: ids are reused
+        return depth
 
     def stored_size(self):
         """The database's size in bytes, to measure what a turn writes (None

@@ -38,5 +38,7 @@ class Host(Protocol):
     def put(self, queue: Any, value: Any) -> None:
         """Hand `value` to the first task waiting on `queue`, or append it."""
 
-    def deliver(self, channel: str, thread_id: Any, text: str) -> None:
-        """A bot message for a chat channel, sent after the turn's commit."""
+    def deliver(self, channel: str, thread_id: Any, text: str) -> str | None:
+        """A bot message for a chat channel, sent after the turn's commit; or
+        the text to show with the turn's output instead (a channel that
+        prints its messages: the console)."""

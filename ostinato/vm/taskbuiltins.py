@@ -116,13 +116,12 @@ def b_now_in(vm, tz):
 
 
 def b_deliver(vm, channel, thread_id, text):
-    """Hand a bot message to its channel.  The console prints it with the
-    turn's output (after the commit); other channels queue it in the host's
-    outbox."""
-    if channel == 'console':
-        vm.write('%s\n' % (text,))
-    else:
-        vm.host.deliver(channel, thread_id, text)
+    """Hand a bot message to its channel (the host's outbox), or, for a
+    channel that prints its messages (the console), show it with the turn's
+    output, in order with what the program prints."""
+    shown = vm.host.deliver(channel, thread_id, text)
+    if shown is not None:
+        vm.write('%s\n' % (shown,))
     return None
 
 

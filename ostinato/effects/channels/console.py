@@ -4,7 +4,9 @@ one chat thread.
 Each line read is a user message of the thread `console` (the user named
 from $USER), appended in a transaction of its own; the thread goes into
 `new_threads()` with its first message.  Bot messages are printed with the
-turn's output, after its commit.  The channel is live -- it keeps the run
+turn's output, after its commit (`prints_channel`); those a process without
+a console queued in the outbox (`serve` continuing a console dialogue) are
+shown when a console next runs.  The channel is live -- it keeps the run
 going -- only while a program uses the `channels` module and input has not
 ended; then the run ends when nothing can progress without more input, and
 the waiting tasks stay in the database.
@@ -27,6 +29,7 @@ from .chat import channels_module, new_user, receive
 from ..service import Service
 
 THREAD_ID = 'console'
+CHANNEL = 'console'
 
 
 PROMPT = '> '
@@ -34,6 +37,8 @@ HISTORY = 6          # messages re-shown when a run continues a conversation
 
 
 class ConsoleChannel(Service):
+    prints_channel = CHANNEL
+
     def __init__(self, stream=None, user_name=None, terminal=None):
         self.stream = stream if stream is not None else sys.stdin
         self.user_name = user_name or _user_name()
@@ -74,9 +79,11 @@ class ConsoleChannel(Service):
         piped input plays a scripted session the same way every time."""
         if channels_module(sched.world) is None:
             return            # nobody listens yet: keep the lines
-        if self.terminal and not self.shown_history:
+        if not self.shown_history:
             self.shown_history = True
-            self.show_history(sched)
+            if self.terminal:
+                self.show_history(sched)
+            self.show_queued(sched)
         # A channel that always listens (Telegram) is not a reply on its way.
         if sched.world.ready or any(s.busy(sched) for s in sched.services
                                     if s is not self and not s.listens):
@@ -114,12 +121,32 @@ class ConsoleChannel(Service):
         self.out.write(dim('\n'.join([head] + lines)) + '\n')
         self.out.flush()
 
+    def show_queued(self, sched):
+        """The console's bot messages a process without a console queued in
+        the outbox: taken out in a transaction, then printed (at most once,
+        as all output)."""
+        box = sched.world.outbox
+        if not box.pending:
+            return
+        queued = [m for m in box.pending.values() if m.channel == CHANNEL]
+        if not queued:
+            return
+
+        def take():
+            for m in queued:
+                del box.pending[m.seq]
+                box.sent += 1
+        sched.transact(take)
+        for m in queued:
+            self.out.write('%s\n' % (m.text,))
+        self.out.flush()
+
     # ------------------------------------------------------------ intake
     def intake(self, sched, text):
         thread = channels_module(sched.world).ns['threads'].d.get(THREAD_ID)
         user = thread.get('user') if thread is not None else \
             new_user(sched.world, self.user_name, self.user_name)
-        receive(sched, THREAD_ID, 'console', THREAD_ID, user, text)
+        receive(sched, THREAD_ID, CHANNEL, THREAD_ID, user, text)
 
 
 class PromptAware:
