@@ -41,7 +41,9 @@ def diet(user, said, answer, items, times, confer_first=None):
                         'reply': {'action': 'answer', 'text': answer}})
     if answer is not None:
         entries.append({'match': r'Re-format "%s"' % re.escape(answer),
-                        'reply': {'action': 'itemize', 'items': items}})
+                        'reply': {'action': 'itemize',
+                                  'groups': [{'items': names, 'key': key}
+                                             for key, names in items.items()]}})
     for key, how in times.items():
         asked = r"Question: When, roughly, was %s\?" % re.escape(_quote(key))
         if isinstance(how, str):
@@ -121,13 +123,13 @@ def diet_script():
               {'7:30': ['oatmeal'], 'lunch': ['salad']},
               {'7:30': '07:30', 'lunch': [('What time was lunch?', '12:15'), '12:15']})
     e += diet('gus', 'I had a banana an hour ago', 'a banana, an hour ago',
-              {'an hour ago': ['banana']}, {'an hour ago': '15:00'})
+              {'hour ago': ['banana']}, {'hour ago': '15:00'})
     e += diet('hal', 'just finished a bowl', 'a bowl of ramen, just now',
               {'just now': ['bowl of ramen']}, {'just now': '16:00'})
     e += diet('ivy', 'ate an orange', 'an orange, half an hour ago',
               {'half an hour ago': ['orange']}, {'half an hour ago': '15:30'})
     e += diet('jo', 'a handful of almonds', 'a handful of almonds, a few minutes ago',
-              {'a few minutes ago': ['almonds']}, {'a few minutes ago': '15:55'})
+              {'few minutes ago': ['almonds']}, {'few minutes ago': '15:55'})
     e += diet('kim', 'Had pizza for dinner', 'pizza for dinner', {'dinner': ['pizza']},
               {'dinner': [('What time was dinner?', 'around 7pm'), '19:00']})
     e += diet('lee', 'For breakfast I had', 'breakfast: bagel with cream cheese, coffee',
@@ -166,8 +168,8 @@ def diet_script():
     e += diet('gil', 'jsut had a cofee', 'a coffee just now', {'just now': ['coffee']},
               {'just now': '16:00'})
     e += diet('zoe', 'So today was crazy', 'a donut around 10; a turkey wrap at 1:30',
-              {'around 10': ['donut'], '1:30': ['turkey wrap']},
-              {'around 10': '10:00', '1:30': '13:30'})
+              {'10': ['donut'], '1:30': ['turkey wrap']},
+              {'10': '10:00', '1:30': '13:30'})
     e += diet('abe', 'ugh long day', 'a big plate of pad thai at 3',
               {'3': ['pad thai']}, {'3': '15:00'})
     e += diet('bea', 'Lunch at 13:15', 'lunch at 13:15: lentil soup, bread',

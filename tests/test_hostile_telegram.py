@@ -305,9 +305,9 @@ def test_two_group_members_each_keep_their_own_diet_log(tg, tmp_path):
         {'match': 'soup for lunch\n\nQuestion: What did you eat', 'reply': answer('soup, noon')},
         {'match': 'rice for dinner\n\nQuestion: What did you eat', 'reply': answer('rice, 7pm')},
         {'match': 'Re-format "soup, noon"',
-         'reply': {'action': 'itemize', 'items': {'noon': ['soup']}}},
+         'reply': {'action': 'itemize', 'groups': [{'items': ['soup'], 'key': 'noon'}]}},
         {'match': 'Re-format "rice, 7pm"',
-         'reply': {'action': 'itemize', 'items': {'7pm': ['rice']}}},
+         'reply': {'action': 'itemize', 'groups': [{'items': ['rice'], 'key': '7pm'}]}},
         {'match': "When, roughly, was 'noon'", 'reply': answer('2025-03-14T12:00:00+00:00')},
         {'match': "When, roughly, was '7pm'", 'reply': answer('2025-03-14T19:00:00+00:00')},
     ]))

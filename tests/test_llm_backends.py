@@ -249,12 +249,28 @@ def test_reasks_on_openai_too(openai):
                                     "with only the corrected JSON object."}]
 
 
-def test_cut_off_reply_says_so(ollama):
+def test_cut_off_reply_is_asked_afresh_and_warmer(ollama):
+    """Gemma 3 270M, shown its reply cut off at the token cap ("item1",
+    "item2", ... "item20"), wrote the same again, three times: a cut-off
+    reply is not shown to the model; it is asked the same question again,
+    at a higher temperature, and the log says why."""
     ollama.reply('{"action": "answer", "text": "aaaa', truncated=True)
     ollama.reply(GOOD)
-    result = ollama_client(ollama, num_predict=64).complete(request())
-    assert 'cut off at the limit of 64 tokens' in ollama.bodies[1]['messages'][-1]['content']
+    result = ollama_client(ollama, num_predict=64).complete(request(temperature=0.2))
     assert result['attempts'] == 2
+    assert ollama.bodies[1]['messages'] == ollama.bodies[0]['messages']
+    assert ollama.bodies[0]['options']['temperature'] == 0.2
+    assert ollama.bodies[1]['options']['temperature'] == 0.7
+    assert 'cut off at the limit of 64 tokens' in result['exchanges'][0]['problem']
+
+
+def test_a_reply_not_cut_off_is_shown_with_its_problem(ollama):
+    ollama.reply({'action': 'maybe', 'text': ''})
+    ollama.reply(GOOD)
+    result = ollama_client(ollama).complete(request())
+    assert result['attempts'] == 2
+    assert ollama.bodies[1]['messages'][-2]['content'] == '{"action": "maybe", "text": ""}'
+    assert 'temperature' not in ollama.bodies[1].get('options', {})
 
 
 def test_invalid_schema_fails_before_asking(ollama):
@@ -284,6 +300,16 @@ def test_the_prompt_shows_a_schema_as_the_replys_shape():
         'n': {'type': 'integer'}, 'ok': {'type': 'boolean'},
         'tags': {'type': 'array', 'items': {'type': 'string'}}}}) == \
         '{"n": integer, "ok": true | false, "tags": [string, ...]}'
+    # A date-time is shown with its form, and its example when it has one
+    # (Gemma 3 270M, made to write one without, wrote years like 1034).
+    assert schema_shape({'type': 'string', 'format': 'date-time'}) == \
+        'date-time (YYYY-MM-DDThh:mm:ss+hh:mm)'
+    assert schema_shape({'type': 'string', 'format': 'date-time',
+                         'examples': ['2025-03-14T16:05:00-04:00']}) == \
+        'date-time (YYYY-MM-DDThh:mm:ss+hh:mm), like "2025-03-14T16:05:00-04:00"'
+    assert schema_shape({'type': 'array', 'items': {'type': 'string'}, 'maxItems': 8}) == \
+        '[string, ...]'
+    assert schema_shape({'type': 'string', 'format': 'email'}) is None
     assert schema_paragraph(SCHEMA) == SCHEMA_PROMPT
     assert schema_paragraph(None) == 'Reply with a JSON object.'
     # What a shape cannot say: optional fields, bounds, patterns, fields of

@@ -251,38 +251,44 @@ def test_garbage_replies(tmp_path, clock):
 def test_a_prompt_asking_for_itemize_is_sent_with_the_contracts_schema(tmp_path, clock):
     """The seed's itemize step asks for action='itemize' in prose, with no
     schema; agent() sends core_skills' registered itemize schema with it,
-    so a model decoding under constraint can only reply that shape (Gemma
-    3 270M, asked without one, opened strings it never closed), and a
-    reply of another shape is asked again quoting the schema's complaint."""
+    made for the prompt: groups whose items and key are phrases of the
+    quoted text, so a model decoding under constraint can only pick those
+    (Gemma 3 270M, free to write any key, numbered them: "item1"); a reply
+    of another shape is asked again quoting the schema's complaint, and the
+    groups reach the skill as the map its prompt asked for."""
     script = json.loads((HERE / 'diet.json').read_text())
     script[:0] = [
-        {'match': 'so far[^\n]*\n[^\n]*ann: 5 at lunch\n\nQuestion: What did you eat',
-         'reply': {'action': 'answer', 'text': 'lunch: 5'}},
-        {'match': 'Re-format "lunch: 5"',
-         'replies': [{'action': 'itemize', 'items': ['lunch', 5]},
-                     {'action': 'itemize', 'items': {'lunch': ['5 crackers']}}]},
+        {'match': 'so far[^\n]*\n[^\n]*ann: 5 crackers at lunch\n\nQuestion: What did you eat',
+         'reply': {'action': 'answer', 'text': 'lunch: 5 crackers'}},
+        {'match': 'Re-format "lunch: 5 crackers"',
+         'replies': [{'action': 'itemize', 'items': {'lunch': ['5 crackers']}},
+                     {'action': 'itemize', 'groups': [{'items': ['5 crackers'], 'key': 'lunch'}]}]},
     ]
     (tmp_path / 'shape.json').write_text(json.dumps(script))
     s = Session(tmp_path, clock)
     s.script = tmp_path / 'shape.json'
-    code, out, err = s.run(['12:40 5 at lunch'])
+    code, out, err = s.run(['12:40 5 crackers at lunch'])
     assert (code, err) == (0, '')
     assert out.splitlines() == ['About what time was lunch?']
     store = Store(s.db)
     try:
         entry = next(e for e in log_entries(store.world) if e.prompt.startswith('Re-format'))
         schema = entry.schema
-        assert schema['required'] == ['action', 'items']
+        assert schema['required'] == ['action', 'groups']
         assert schema['properties']['action'] == {'type': 'string', 'enum': ['itemize']}
-        assert schema['properties']['items']['additionalProperties'] == \
-            {'type': 'array', 'items': {'type': 'string'}}
+        phrase = {'type': 'string',
+                  'enum': ['lunch', 'lunch 5', 'lunch 5 crackers', '5', '5 crackers', 'crackers']}
+        assert schema['properties']['groups']['items']['properties'] == {
+            'items': {'type': 'array', 'items': phrase, 'maxItems': 8}, 'key': phrase}
         first = entry.exchanges[0]
+        shown = ' | '.join(json.dumps(p) for p in phrase['enum'])
         assert first['messages'][-1]['content'].endswith(
-            'Reply with a JSON object of this shape: '
-            '{"action": "itemize", "items": {string: [string, ...], ...}}')
-        assert first['problem'].startswith('Your reply does not match the schema: ')
-        assert "(at items)" in first['problem']
-        assert entry.reply['items'] == {'lunch': ['5 crackers']}
+            'Reply with a JSON object of this shape: {"action": "itemize", "groups": '
+            '[{"items": [%s, ...], "key": %s}, ...]}' % (shown, shown))
+        assert first['problem'] == "Your reply does not match the schema: 'groups' is a " \
+            "required property"
+        assert entry.reply == {'action': 'itemize',
+                               'groups': [{'items': ['5 crackers'], 'key': 'lunch'}]}
     finally:
         store.close()
 
@@ -298,7 +304,8 @@ def test_a_reply_the_log_cannot_hold_does_not_poison_it(tmp_path, clock):
     script[:0] = [
         {'match': 'so far[^\n]*\n[^\n]*ann: 5 at lunch\n\nQuestion: What did you eat',
          'reply': {'action': 'answer', 'text': 'lunch: 5'}},
-        {'match': 'Re-format "lunch: 5"', 'reply': {'action': 'itemize', 'items': {'lunch': 5}},
+        {'match': 'Re-format "lunch: 5"',
+         'reply': {'action': 'itemize', 'groups': [{'items': 5, 'key': 'lunch'}]},
          'repeat': True},
     ]
     (tmp_path / 'poison.json').write_text(json.dumps(script))
@@ -313,7 +320,7 @@ def test_a_reply_the_log_cannot_hold_does_not_poison_it(tmp_path, clock):
         '',
     ]
     assert "llm: the model gave no valid reply after 3 attempts: its last reply does not " \
-        "match the schema: 5 is not of type 'array' (at items.lunch)" in err
+        "match the schema: 5 is not of type 'array' (at groups[0].items)" in err
     # One request, asked three times by the LLM layer, which checks the schema.
     assert len([p for p in s.prompts() if p.startswith('Re-format "lunch: 5"')]) == 1
     store = Store(s.db)
@@ -353,7 +360,7 @@ def test_editing_the_skill_while_a_dialogue_waits(tmp_path, clock):
 def test_goal_stack_and_prompt_goldens():
     from goldens import check, programs
     progs = programs(HERE / 'golden')
-    assert [p.stem for p in progs] == ['build_prompt', 'goal_stack']
+    assert [p.stem for p in progs] == ['build_prompt', 'goal_stack', 'itemize']
     for prog in progs:
         assert check(prog) == [], prog.name
         assert check(prog, store_every=1) == [], prog.name
@@ -432,8 +439,9 @@ def test_kill_while_the_model_is_asked(tmp_path):
     with FakeOllama() as fake:
         for reply in [
                 {'action': 'answer', 'text': 'lunch: turkey sandwich, apple; later: hot chocolate'},
-                {'action': 'itemize', 'items': {'lunch': ['turkey sandwich', 'apple'],
-                                                'later': ['hot chocolate']}},
+                {'action': 'itemize', 'groups': [{'items': ['turkey sandwich', 'apple'],
+                                                  'key': 'lunch'},
+                                                 {'items': ['hot chocolate'], 'key': 'later'}]},
                 {'action': 'confer', 'text': 'About what time was lunch?'},
                 {'action': 'answer', 'text': '2025-03-14T12:30:00-04:00'},
                 {'action': 'confer', 'text': 'And when did you have the hot chocolate?'},

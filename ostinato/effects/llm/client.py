@@ -3,8 +3,9 @@
 `LLMClient.complete` is what the durable queue's workers call, possibly from
 several threads at once.  It builds the conversation, asks the backend,
 checks the reply, and re-asks with the problem stated exactly, at most
-twice; it records every exchange so the audit log can show what the model
-was told and what it said.  It keeps no state between requests (beyond the
+twice (a reply cut off at the token cap is not shown again: the question
+is asked afresh, warmer); it records every exchange so the audit log can
+show what the model was told and what it said.  It keeps no state between requests (beyond the
 backend chosen for 'auto'), so a request asked again after a crash is
 performed exactly as the first time.
 """
@@ -21,6 +22,11 @@ from .replies import (MAX_REPLY, check_reply, check_schema, describe, reask_mess
                       user_prompt)
 
 MAX_ATTEMPTS = 3
+# A reply cut off at the token cap is not shown to the model again: a small
+# model shown its runaway reply ("item1", "item2", ... "item20") wrote the
+# same one again, three times, at a minute each (Gemma 3 270M).  It is
+# asked afresh, at this temperature at least, so that it takes another path.
+FRESH_TEMPERATURE = 0.7
 
 
 def _make_backend(name: str, config: LLMConfig) -> Backend:
@@ -112,6 +118,8 @@ class LLMClient:
         if request.get('system'):
             messages.append({'role': 'system', 'content': str(request['system'])})
         messages.append({'role': 'user', 'content': user_prompt(prompt, schema)})
+        first = messages
+        asked_temperature = temperature
 
         exchanges = []
         # Summed over attempts: the log should show what the request cost.
@@ -123,7 +131,8 @@ class LLMClient:
             if progress is not None:
                 report = (lambda n, attempt=attempt: progress(attempt + 1, n))
             turn = backend.chat(Ask(request=request, messages=sent, schema=schema, model=model,
-                                    temperature=temperature, attempt=attempt, progress=report))
+                                    temperature=asked_temperature, attempt=attempt,
+                                    progress=report))
             if len(turn.raw) > MAX_REPLY:
                 # Not re-asked: the model would be shown the whole reply again,
                 # and the log would keep it in every exchange.
@@ -152,8 +161,12 @@ class LLMClient:
             if reply is not None:
                 return result
             assert told is not None         # no reply: check_reply said why
-            messages = sent + [{'role': 'assistant', 'content': turn.raw},
-                               {'role': 'user', 'content': reask_message(told)}]
+            if turn.truncated:
+                messages = first
+                asked_temperature = max(asked_temperature or 0.0, FRESH_TEMPERATURE)
+            else:
+                messages = sent + [{'role': 'assistant', 'content': turn.raw},
+                                   {'role': 'user', 'content': reask_message(told)}]
         last = told[len('Your reply '):]  # type: ignore[index]  # set by the last attempt
         error = LLMError('llm: the model gave no valid reply after %d attempts: its last reply %s'
                          % (MAX_ATTEMPTS, last))

@@ -60,8 +60,11 @@ def schema_paragraph(schema: Optional[dict]) -> str:
 # The keywords a shape renders (annotations are left out); a schema with any
 # other (a pattern, a $ref, bounds) is shown as the JSON Schema it is.
 _SHAPE_KEYS = {'type', 'properties', 'required', 'additionalProperties', 'items', 'enum',
-               'const', 'anyOf', 'oneOf', 'minProperties', 'minItems',
-               'title', 'description', '$schema'}
+               'const', 'anyOf', 'oneOf', 'minProperties', 'minItems', 'format',
+               'maxItems', 'examples', 'title', 'description', '$schema'}
+# String formats a shape can name, with their form.
+_FORMATS = {'date-time': 'date-time (YYYY-MM-DDThh:mm:ss+hh:mm)',
+            'date': 'date (YYYY-MM-DD)', 'time': 'time (hh:mm:ss+hh:mm)'}
 # Type names, as TypeScript writes them: a small model shown "..." for a
 # text wrote "...", and shown <text> wrote "<text> | </text>".
 _PLACEHOLDER = {'string': 'string', 'number': 'number', 'integer': 'integer',
@@ -116,6 +119,13 @@ def _shape(schema: Any, depth: int) -> str:
         if not isinstance(items, dict):
             raise ValueError('no shape')
         return '[%s, ...]' % _shape(items, depth + 1)
+    if 'format' in schema:
+        if kind != 'string' or schema['format'] not in _FORMATS:
+            raise ValueError('no shape')
+        examples = schema.get('examples')
+        if isinstance(examples, list) and examples and isinstance(examples[0], str):
+            return '%s, like %s' % (_FORMATS[schema['format']], dump(examples[0]))
+        return _FORMATS[schema['format']]
     if isinstance(kind, str) and kind in _PLACEHOLDER:
         return _PLACEHOLDER[kind]
     raise ValueError('no shape')
