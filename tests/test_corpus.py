@@ -9,6 +9,9 @@ import pytest
 from goldens import CORPUS, cases, check, ids, programs
 
 PROGS = programs(CORPUS)
+# depth(3000) in the modes that store everything: seconds, not the quick
+# signal `make test-fast` is for.
+DEEP = {'t10_functions'}
 
 
 def test_corpus_present():
@@ -20,13 +23,13 @@ def test_corpus(prog):
     assert check(prog) == []
 
 
-@pytest.mark.parametrize('prog', cases(PROGS))
+@pytest.mark.parametrize('prog', cases(PROGS, slow=DEEP))
 def test_corpus_store_everything(prog):
     """Every bit of task state survives pickling between instructions."""
     assert check(prog, store_every=7) == []
 
 
-@pytest.mark.parametrize('prog', cases(PROGS))
+@pytest.mark.parametrize('prog', cases(PROGS, slow=DEEP))
 def test_corpus_commit_and_reload(prog):
     """Every change is marked and committed: the run commits to a real ZODB
     every few instructions and drops its object cache, so an unmarked change

@@ -5,9 +5,9 @@ several threads at once.  It builds the conversation, asks the backend,
 checks the reply, and re-asks with the problem stated exactly, at most
 twice (a reply cut off at the token cap is not shown again: the question
 is asked afresh, warmer); it records every exchange so the audit log can
-show what the model was told and what it said.  It keeps no state between requests (beyond the
-backend chosen for 'auto'), so a request asked again after a crash is
-performed exactly as the first time.
+show what the model was told and what it said.  It keeps no state between
+requests (beyond the backend chosen for 'auto'), so a request asked again
+after a crash is performed exactly as the first time.
 """
 from __future__ import annotations
 
