@@ -20,6 +20,7 @@ import random
 import sys
 import threading
 import time
+import weakref
 
 from ..vm import requests as R
 from ..vm import values as V
@@ -652,12 +653,12 @@ class Scheduler:
     def depth(self, task):
         """How many frames deep the task is.  A frame's caller never changes,
         so this walks only the frames called since the turn's last check
-        (`self.depths`, by oid, or by the frame itself while it has none):
-        walking the whole chain at every slice was quadratic, and in the
-        modes that reload the world between slices it loaded every frame
-        again each time."""
+        (`self.depths`, by oid, or by a weak reference to the frame while it
+        has none, so a returned frame is not kept): walking the whole chain
+        at every slice was quadratic, and in the modes that reload the world
+        between slices it loaded every frame again each time."""
         seen = self.depths
-        if len(seen) > 4 * self.MAX_DEPTH:
+        if len(seen) > self.MAX_DEPTH + 10000:
             seen.clear()
         fresh = []
         below = 0
@@ -667,7 +668,7 @@ class Scheduler:
             known = seen.get(oid) if oid is not None else None
             if known is None:
                 mine = seen.get(id(f))
-                known = mine[1] if mine is not None and mine[0] is f else None
+                known = mine[1] if mine is not None and mine[0]() is f else None
             if known is not None:
                 below = known
                 break
@@ -679,7 +680,7 @@ class Scheduler:
             if oid is not None:
                 seen[oid] = depth - i
             else:
-                seen[id(f)] = (f, depth - i)     # kept alive: ids are reused
+                seen[id(f)] = (weakref.ref(f), depth - i)   # an id is reused once f is gone
         return depth
 
     def stored_size(self):
