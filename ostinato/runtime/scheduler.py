@@ -201,6 +201,7 @@ class Scheduler:
     # ------------------------------------------------------------ changes
     # The watch index is runtime/watches.py's; these are the VM's entries.
     def changed(self, obj):
+        V.note_change(obj)      # a watched evaluation may have handed out what it made
         if getattr(obj, '_ow', None):
             watches.changed(self.world, obj, self.make_ready)
 

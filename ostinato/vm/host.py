@@ -27,7 +27,9 @@ class Host(Protocol):
         Import request).  Raises OstError."""
 
     def changed(self, obj: Any) -> None:
-        """`obj` changed: wake the tasks whose watches read it."""
+        """`obj` changed: wake the tasks whose watches read it, and tell
+        `values.note_change` (a watch leaves out what its evaluation made
+        only while nothing it did not make changed)."""
 
     def watch(self, task: Any, reads: list) -> Any:
         """Register a reactive loop's reads; returns a token with a `dirty` flag."""

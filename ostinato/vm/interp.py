@@ -259,13 +259,19 @@ class VM:
                 if r is not None:
                     return r
                 frame = task.frame
-        while True:
-            try:
-                return self._loop(task, task.frame, ticks)
-            except _Unwound:
-                continue
-            except _TaskOver as e:
-                return e.status
+        # What a watched evaluation makes is recorded within one run only: an
+        # evaluation resumed in a later run leaves out nothing (values.fresh).
+        V.record_fresh(False)
+        try:
+            while True:
+                try:
+                    return self._loop(task, task.frame, ticks)
+                except _Unwound:
+                    continue
+                except _TaskOver as e:
+                    return e.status
+        finally:
+            V.record_fresh(False)
 
     def _unwind(self, task, frame, value):
         """Unwind `task` from `frame` with the raised `value`: pop watch markers
@@ -291,6 +297,7 @@ class VM:
                     task.watch_depth -= 1
                     if task.watch_depth == 0:
                         task.reads = None
+                        V.record_fresh(False)
                     continue
                 handler_pc, depth = h
                 task._v_caught = (value, task.raised_at, tb)
@@ -932,6 +939,8 @@ class VM:
                     while len(hs) > hdepth:
                         if type(hs.pop()) is str:
                             task.watch_depth -= 1
+                            if task.watch_depth == 0:
+                                V.record_fresh(False)
                     del stack[sdepth:]
                     pc = target
                 elif op == MAKE_FUNCTION:
@@ -985,6 +994,9 @@ class VM:
                         frame = _materialize(callers, stack, locs)
                     if task.watch_depth == 0:
                         task.reads = {}
+                        # Only while some task waits are changes reported,
+                        # and so the escapes of what it makes (values.fresh).
+                        V.record_fresh(bool(waiters))
                     task.watch_depth += 1
                     hs = frame.handlers
                     if type(hs) is tuple:
@@ -1120,8 +1132,10 @@ class VM:
         frame.handlers.pop()
         task.watch_depth -= 1
         got = task.reads
+        made = None
         if task.watch_depth == 0:
             task.reads = None
+            made = V.record_fresh(False)
         if ok:
             return None
         if task.watch_depth > 0:
@@ -1131,7 +1145,7 @@ class VM:
         frame.pc = arg
         frame._p_changed = True
         task.frame = frame
-        return ('suspend', R.Change(tuple(got.values())))
+        return ('suspend', R.Change(watched_objects(got, made)))
 
     def _wait_for_item(self, task, frame, pc, q):
         """FOR_ITER over an empty queue: suspend until an item comes."""
@@ -1213,6 +1227,7 @@ class VM:
             raise OstError('none is not callable')
         if not V.is_callable(f) and type(f) not in (OList, OMap, tuple):
             raise OstError('%s is not callable' % kind(f))
+        V.escape()      # what a watched evaluation made may go to the new task
         return self.host.spawn(self, f, args, kwargs)
 
     def finish_task(self, task, value):
@@ -1253,7 +1268,7 @@ class VM:
             task.watch_depth -= 1
             got = task.reads
             task.reads = None
-            it.token = self.host.watch(task, list(got.values()))
+            it.token = self.host.watch(task, list(watched_objects(got, V.record_fresh(False))))
             if not it.has_last or not ops.equal(v, it.last):
                 it.last = v
                 it.has_last = True
@@ -1274,6 +1289,7 @@ class VM:
         it.state = 'eval'
         task.watch_depth += 1
         task.reads = {}
+        V.record_fresh(bool(self.host.waiters))
         hs = frame.handlers
         if type(hs) is tuple:
             hs = frame.handlers = []
@@ -1303,6 +1319,15 @@ class VM:
 
 
 _TRACKED = (OList, OMap, OSet, OObject, OModule, Task, OQueue)
+
+
+def watched_objects(reads, made):
+    """What a watch covers: the objects a watched evaluation read (`reads`,
+    id -> object), less those it made itself (`made`, values.record_fresh's
+    record; None when it could not keep one)."""
+    if not made:
+        return tuple(reads.values())
+    return tuple(o for o in reads.values() if id(o) not in made)
 
 
 def _take(q, stack, waiters, host):

@@ -13,6 +13,46 @@ from __future__ import annotations
 
 from persistent import Persistent
 
+# The objects made during the watched evaluation in progress (id -> object),
+# or None when none is being recorded.  A task that waits joins the waiting
+# list of every object its evaluation read (docs/language.md §15.2), but an
+# object the evaluation itself made -- the slice a predicate takes, the list
+# a helper builds -- cannot have been changed by anyone before the wait, and
+# nobody else can reach it afterwards unless the evaluation handed it out:
+# stored it into an object it did not make (a change the host reports with
+# `note_change`) or gave it to a new task (`escape`).  Until then the VM
+# leaves these objects out of the watch (vm/interp.py `watched_objects`):
+# watching one wrote the object and a watch index of its own at every wait.
+# The constructors of the watchable containers and objects record themselves
+# here; the dict holds them, so an id in it is never one of another object.
+fresh = None
+
+
+def record_fresh(on):
+    """Start (on true) or stop recording the objects made from now on;
+    returns what was recorded since the start (None if it was stopped or
+    abandoned meanwhile)."""
+    global fresh
+    made = fresh
+    fresh = {} if on else None
+    return made
+
+
+def note_change(obj):
+    """`obj` changed: if the evaluation being recorded did not make it, what
+    it made may now be reachable from outside -- record nothing more and
+    leave out nothing (`record_fresh` then returns None)."""
+    global fresh
+    if fresh is not None and id(obj) not in fresh:
+        fresh = None
+
+
+def escape():
+    """What the evaluation being recorded made may be reachable from outside
+    now (a task was started): record nothing more, leave out nothing."""
+    global fresh
+    fresh = None
+
 
 class OstError(Exception):
     """A run-time error raised by the VM or a built-in.  The VM turns it into an
@@ -100,6 +140,8 @@ class OList(Persistent):
 
     def __init__(self, items=None):
         self.items = [] if items is None else items
+        if fresh is not None:
+            fresh[id(self)] = self
 
     def __getstate__(self):
         return _chunked_state(self, super().__getstate__, 'items', len(self.items), self._chunks)
@@ -157,6 +199,8 @@ class OMap(Persistent):
 
     def __init__(self, d=None):
         self.d = {} if d is None else d
+        if fresh is not None:
+            fresh[id(self)] = self
 
     def __getstate__(self):
         return _chunked_state(self, super().__getstate__, 'd', len(self.d), self._chunks)
@@ -219,6 +263,8 @@ class OSet(Persistent):
 
     def __init__(self, d=None):
         self.d = {} if d is None else d
+        if fresh is not None:
+            fresh[id(self)] = self
 
     def __eq__(self, other):
         return self is other or (type(other) is OSet and self.d.keys() == other.d.keys())
@@ -379,6 +425,8 @@ class OObject(Persistent):
     def __init__(self, type_, vals=None):
         self.type = type_
         self.vals = {} if vals is None else vals
+        if fresh is not None:
+            fresh[id(self)] = self
 
     def get(self, name):
         v = self.vals.get(name)
@@ -536,6 +584,8 @@ class OQueue(Persistent):
 
     def __init__(self):
         self.items = []
+        if fresh is not None:
+            fresh[id(self)] = self
 
     def changed(self):
         self._p_changed = True
