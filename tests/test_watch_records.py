@@ -76,9 +76,9 @@ for how in ['plain', 'kept', 'spawned']:
 class Program:
     """PROGRAM on a FileStorage, each turn committed as `ostinato run` does."""
 
-    def __init__(self, tmp_path):
+    def __init__(self, tmp_path, source=PROGRAM):
         prog = tmp_path / 'waits.ost'
-        prog.write_text(PROGRAM)
+        prog.write_text(source)
         self.path = str(tmp_path / 'waits.fs')
         self.store = Store(self.path)
         self.out = io.StringIO()
@@ -90,11 +90,14 @@ class Program:
         self.sched.run()
 
     def box(self, how):
+        return self.var('boxes').d[how]
+
+    def var(self, name):
         for m in self.store.world.modules.values():
-            boxes = m.ns.get('boxes')
-            if boxes is not None:
-                return boxes.d[how]
-        raise AssertionError('no boxes')
+            v = m.ns.get(name)
+            if v is not None:
+                return v
+        raise AssertionError('no module variable %s' % name)
 
     def waiter(self, how):
         box = self.box(how)
@@ -113,7 +116,8 @@ class Program:
         self.sched.transact(change)
 
     def last_commit(self):
-        """The classes of the records the last commit wrote."""
+        """The classes of the records the last commit wrote (closes the
+        database)."""
         self.store.close()
         storage = FileStorage(self.path, read_only=True)
         try:
@@ -169,5 +173,72 @@ def test_what_the_evaluation_gave_a_new_task_is_watched(tmp_path):
         t = p.waiter('spawned')
         made = [o for o in t.waiting.objs if type(o) is OList and o is not p.box('spawned').get('items')]
         assert len(made) == 1          # the tail it gave the keeper task
+    finally:
+        p.store.close()
+
+
+def test_the_change_that_wakes_a_task_does_not_rewrite_the_watch_indexes(tmp_path):
+    p = Program(tmp_path)
+    try:
+        box = p.box('plain')
+        items = box.get('items')
+        t = p.waiter('plain')
+        w = t.waiting
+        p.append(items, 5)
+        # Woken: the watch fired, but it leaves the indexes in the task's
+        # next turn, whose wait writes the same indexes again.
+        assert t.state == 'ready' and t.waiting is w and w.dirty
+        assert w.id not in p.store.world.watches
+        assert w.id in items._ow and w.id in box._ow
+        records = p.last_commit()
+    finally:
+        p.store.close()
+    # The list, the fired Watch, the world's index of active watches and the
+    # ready queue; no index of the objects read.
+    assert 'OList' in records and 'Watch' in records, records
+    assert records.count('IOBTree') + records.count('IOBucket') == 1, records
+
+
+ONCE = '''\
+type Box:
+    var items
+
+other = Box(items = [])
+spawn:
+    wait until length(other.items) > 0
+sleep(0)
+box = Box(items = [])
+spawn:
+    wait until length(box.items) > 0
+    print("saw it")
+'''
+
+
+def test_a_task_that_does_not_wait_again_leaves_no_watch_behind(tmp_path):
+    p = Program(tmp_path, ONCE)
+    try:
+        box = p.var('box')
+        items = box.get('items')
+        p.append(items, 1)
+        assert items._ow and box._ow          # until the woken task runs
+        p.sched.run()
+        assert 'saw it' in p.out.getvalue()
+        assert not items._ow and not box._ow
+        assert not any(w.task.done for w in p.store.world.watches.values())
+    finally:
+        p.store.close()
+
+
+def test_a_woken_task_cancelled_before_it_runs_leaves_no_watch_behind(tmp_path):
+    p = Program(tmp_path, ONCE)
+    try:
+        box = p.var('box')
+        items = box.get('items')
+        p.append(items, 1)
+        t = next(t for t in p.store.world.tasks.values() if t.state == 'ready')
+        p.sched.transact(lambda: p.sched.cancel(t))
+        p.sched.run()
+        assert t.done and 'saw it' not in p.out.getvalue()
+        assert not items._ow and not box._ow
     finally:
         p.store.close()

@@ -1,6 +1,7 @@
 """The watch index (runtime/watches.py): a change wakes the tasks sleeping on
-the object, in the order they began to watch, and takes their watches out
-of every index; pruning ended tasks (`db pack`) uses the same index."""
+the object, in the order they began to watch, and their watches leave every
+index when the tasks next run (`release`); pruning ended tasks (`db pack`)
+uses the same index."""
 from __future__ import annotations
 
 from ostinato.runtime import watches
@@ -34,6 +35,13 @@ def test_a_change_wakes_sleepers_in_order_and_empties_the_indexes():
     assert woken == [t1, t2]
     assert w1.dirty and w2.dirty and not w3.dirty
     assert list(world.watches.keys()) == [w3.id]
+    # The woken tasks keep their watches, inactive, until their next turn
+    # releases them: a second change fires nothing.
+    assert t1.waiting is w1 and t2.waiting is w2
+    watches.changed(world, a, woken.append)
+    assert woken == [t1, t2]
+    watches.release(world, t1)
+    watches.release(world, t2)
     assert not a._ow and not b._ow and list(other._ow.keys()) == [w3.id]
     watches.changed(world, a, woken.append)   # nothing left to fire
     assert woken == [t1, t2]

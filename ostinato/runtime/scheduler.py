@@ -190,6 +190,7 @@ class Scheduler:
         return t
 
     def make_ready(self, task, front=False):
+        watches.release(self.world, task)
         task.state = 'ready'
         task.waiting = None
         task.since = None
@@ -598,6 +599,10 @@ class Scheduler:
         written = 0
         warned = False
         self.depths = {}
+        # The watch that woke it leaves the indexes in this turn's
+        # transaction, which its next wait mostly writes anyway (watches.changed).
+        watches.release(self.world, task)
+        task.waiting = None
         task.state = 'running'
         self.world.running[self.worker] = task
         while True:

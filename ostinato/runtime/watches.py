@@ -38,8 +38,17 @@ def register(world, task, objs, kind):
 
 def changed(world, obj, wake):
     """`obj` changed: every active watch on it fires -- marked dirty and
-    dropped from every index -- and wake(task) is called for each task that
-    sleeps on one of them, in the order the watches were made."""
+    taken out of `world.watches` -- and wake(task) is called for each task
+    that sleeps on one of them, in the order the watches were made.
+
+    A watch a task sleeps on stays in the objects' indexes, inactive (the
+    indexes skip ids not in `world.watches`), and in the task's `waiting`,
+    until the task's next turn drops it (`release`): the wait the task goes
+    back to mostly watches the same objects, so their indexes are written
+    once, by that turn, not by this transaction as well (a chat message's
+    intake wrote the indexes of the module, the thread, its messages and
+    the last reply, and the turn that answered wrote them again).  A token
+    no task sleeps on is dropped at once."""
     ws = getattr(obj, '_ow', None)
     if not ws:
         return
@@ -48,18 +57,31 @@ def changed(world, obj, wake):
             continue
         del world.watches[w.id]
         w.dirty = True
-        drop(w)
         t = w.task
         if t.waiting is w:
+            t.waiting = None        # so that wake() does not release it
             wake(t)
+            t.waiting = w
+        else:
+            drop(w)
+
+
+def release(world, task):
+    """`task` no longer waits: if it still holds the watch that woke it
+    (`changed`), drop that watch from the objects' indexes.  Call before
+    `task.waiting` changes."""
+    w = task.waiting
+    if isinstance(w, Watch) and w.id not in world.watches:
+        drop(w)
 
 
 def unwatch(world, watch):
-    """Forget an active watch that did not fire (a reactive loop evaluates
-    again, a cancelled task)."""
+    """Forget a watch (a reactive loop evaluates again, a cancelled task):
+    out of `world.watches` if it did not fire, out of the indexes if it is
+    still in them."""
     if watch.id in world.watches:
         del world.watches[watch.id]
-        drop(watch)
+    drop(watch)
 
 
 def drop(watch):

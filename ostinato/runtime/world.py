@@ -34,7 +34,8 @@ class Watch(Persistent):
     id), so the index object -> waiting tasks is stored with the objects
     themselves, and adding a waiter does not rewrite the object's record.  A Watch is
     persistent because the task, the world and each object refer to the same
-    one."""
+    one.  One that fired and woke its task stays in the indexes and in the
+    task's `waiting` until the task's next turn (runtime/watches.py `changed`)."""
 
     def __init__(self, wid, task, objs, kind):
         self.id = wid
