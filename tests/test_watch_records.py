@@ -1,10 +1,18 @@
-"""What a wait stores (docs/language.md §15.2, runtime/watches.py): a waiting
-task watches the objects its evaluation read that existed before it, not the
-ones the evaluation made itself (a slice, a list a helper builds) -- nobody
-else can change those -- unless the evaluation handed them out (stored one
-into an object it did not make, started a task): then it watches them too.
-Leaving them out saves a record for the object and one for its watch index
-at every wait of a chat dialogue (`messages_since_bot` takes a slice)."""
+"""What a wait and a wake-up store (docs/language.md §15.2,
+runtime/watches.py, the chat dialogues of issue 17):
+
+- a waiting task watches the objects its evaluation read that existed
+  before it, not the ones the evaluation made itself (a slice, a list a
+  helper builds) -- nobody else can change those -- unless the evaluation
+  handed them out (stored one into an object it did not make, started a
+  task): then it watches them too.  `messages_since_bot` takes a slice, so
+  this saves a list and its watch index at every wait of a dialogue;
+- the change that wakes a task does not rewrite the watch indexes: the
+  task's next turn drops the fired watch, in the transaction whose wait
+  writes the same indexes again; no watch is left behind;
+- a frame the woken task returns from is not stored again when its locals
+  (all that can still be seen of it) did not change.
+"""
 from __future__ import annotations
 
 import io
@@ -16,6 +24,7 @@ from ZODB.utils import get_pickle_metadata
 from ostinato.runtime.scheduler import Scheduler
 from ostinato.runtime.store import Store
 from ostinato.runtime.txn import StoreTransactions
+from ostinato.vm import ops
 from ostinato.vm.values import OList
 
 # `tail(l)` is a new list on every evaluation, like channels'
@@ -112,6 +121,13 @@ class Program:
         def change():
             obj.items.append(value)
             obj.changed()
+            self.sched.changed(obj)
+        self.sched.transact(change)
+
+    def set(self, obj, name, value):
+        """`obj.name = value` by someone else, in a transaction of its own."""
+        def change():
+            ops.set_field(obj, name, value)
             self.sched.changed(obj)
         self.sched.transact(change)
 
@@ -242,3 +258,88 @@ def test_a_woken_task_cancelled_before_it_runs_leaves_no_watch_behind(tmp_path):
         assert not items._ow and not box._ow
     finally:
         p.store.close()
+
+
+# A frame resumed by a wake-up that returns without changing its locals
+# stays as stored; one whose locals changed is stored as it ended.  Either
+# way its locals read the same afterwards (`__caller__.x`, docs/language.md
+# §13), also from a fresh process.
+FRAMES = '''\
+type Box:
+    var n
+    var kept
+    var changed
+
+b = Box(n = 0)
+
+def keep_caller():
+    return __caller__
+
+def same():
+    x = 1
+    b.kept = keep_caller()
+    wait until b.n > 0
+    return x
+
+def changed():
+    x = 1
+    b.changed = keep_caller()
+    wait until b.n > 0
+    x = 2
+    return x
+
+spawn:
+    print("same {same()}")
+spawn:
+    print("changed {changed()}")
+'''
+
+
+def test_a_frame_that_returns_after_a_wake_up_is_stored_only_if_its_locals_changed(tmp_path):
+    p = Program(tmp_path, FRAMES)
+    try:
+        b = p.var('b')
+        p.set(b, 'n', 1)
+        p.sched.run()
+        assert 'same 1' in p.out.getvalue() and 'changed 2' in p.out.getvalue()
+    finally:
+        p.store.close()
+    store = Store(p.path)
+    try:
+        b = next(m.ns['b'] for m in store.world.modules.values() if m.ns.get('b') is not None)
+        assert ops.get_field(b.get('kept'), 'x') == 1
+        assert ops.get_field(b.get('changed'), 'x') == 2
+    finally:
+        store.close()
+
+
+LOOP = '''\
+type Box:
+    var n
+
+b = Box(n = 0)
+
+def wait_for(seen):
+    wait until b.n > seen
+    return b.n
+
+spawn:
+    seen = 0
+    while true:
+        seen = wait_for(seen)
+'''
+
+
+def test_a_wake_up_does_not_store_the_frame_it_returns_from(tmp_path):
+    p = Program(tmp_path, LOOP)
+    try:
+        b = p.var('b')
+        p.set(b, 'n', 1)
+        p.sched.run()
+        records = p.last_commit()
+    finally:
+        p.store.close()
+    # The loop's frame (`seen` changed) and the new call's; not the frame of
+    # the call that returned (nothing of it can be seen any more but its
+    # local `seen`, unchanged).
+    assert records.count('Frame') == 2, records

@@ -19,6 +19,8 @@ never touches a database.
 """
 from __future__ import annotations
 
+from persistent import Persistent
+
 from ..compiler.code import *
 from . import limits, ops
 from .printing import display, to_str
@@ -183,6 +185,7 @@ class VM:
         self.out = out if out is not None else []
         self.task = None
         self.reads = None
+        self.resumed = None       # (frame, its locals) as stored, when the run began
 
     def write(self, text):
         self.out.append(text)
@@ -262,6 +265,7 @@ class VM:
         # What a watched evaluation makes is recorded within one run only: an
         # evaluation resumed in a later run leaves out nothing (values.fresh).
         V.record_fresh(False)
+        self.resumed = _as_stored(task.frame)
         try:
             while True:
                 try:
@@ -535,7 +539,18 @@ class VM:
                         stack.append(v)
                         continue
                     caller = frame.caller
-                    frame._p_changed = True
+                    resumed = self.resumed
+                    if resumed is not None and frame is resumed[0] and caller is not None \
+                            and _same_locals(locs, resumed[1]):
+                        # All that anyone can still see of a returned frame is
+                        # its locals (`__caller__.x`, a closure's), and they
+                        # are as stored: the record stays as it is (one write
+                        # less per wake-up), and what the run changed in
+                        # memory (pc, stack) is dropped, so that an abort
+                        # cannot leave it behind.
+                        frame._p_invalidate()
+                    else:
+                        frame._p_changed = True
                     if caller is None:
                         frame.pc = pc
                         task.frame = frame
@@ -1319,6 +1334,28 @@ class VM:
 
 
 _TRACKED = (OList, OMap, OSet, OObject, OModule, Task, OQueue)
+
+
+_IMMUTABLE = frozenset([type(None), bool, int, float, str, tuple])
+
+
+def _as_stored(frame):
+    """(frame, a copy of its locals) when `frame` is stored and unchanged
+    since its last commit (so its locals are the stored ones), else None."""
+    if frame is None or frame._p_oid is None or frame._p_jar is None or frame._p_changed:
+        return None
+    return (frame, list(frame.locals))
+
+
+def _same_locals(locs, stored):
+    """The locals `locs` are those `stored`: the same values, each immutable
+    or a record of its own (so nothing inside the frame's record changed)."""
+    if len(locs) != len(stored):
+        return False
+    for a, b in zip(locs, stored):
+        if a is not b or not (type(a) in _IMMUTABLE or isinstance(a, Persistent)):
+            return False
+    return True
 
 
 def watched_objects(reads, made):
