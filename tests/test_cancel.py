@@ -111,6 +111,7 @@ def test_an_ended_task_cannot_be_cancelled(tmp_path):
     assert 'has ended already' in _with_world(db, lambda w, s: s.cancel(w.main_task))
 
 
+@pytest.mark.slow           # a runaway loop runs until its turn limit
 def test_a_parked_task_runs_again_when_retried(tmp_path, monkeypatch):
     prog = tmp_path / 'p.ost'
     prog.write_text('''\

@@ -213,6 +213,7 @@ def test_hanging_send_is_retry(tg):
     assert no_token(e.value)
 
 
+@pytest.mark.slow           # waits out a read deadline
 def test_a_dripping_answer_is_cut_at_the_deadline(tg):
     """A server that answers one byte every 0.2 s never lets a per-read
     timeout fire; the call's total deadline (connect + read timeout) does."""
