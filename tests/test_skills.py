@@ -167,7 +167,10 @@ def test_the_seeds_two_exchanges(tmp_path, clock):
     ]
     assert s.thread()[:len(LUNCH_THREAD)] == LUNCH_THREAD
     prompts = s.prompts()
-    assert len(prompts) == 9         # 1 + 1 + 2 + 2 for lunch, 1 + 1 + 1 for the cookie
+    # 1 + 1 + 4 + 4 for lunch, 1 + 1 + 2 for the cookie: each question for
+    # an ISO time is asked for the time of day first (_clock_answer), and
+    # the script's ISO reply is not one.
+    assert len(prompts) == 14
     # The model saw the goal, and the cookie message with its timestamp, the
     # lunch exchange only as earlier context.
     when = prompts[-1]
@@ -308,6 +311,28 @@ def test_a_prompt_asking_for_itemize_is_sent_with_the_contracts_schema(tmp_path,
     code, out, err = s.run(['12:41 around 12:30'])
     assert (code, err) == (0, '')
     assert '(lunch) 5 crackers' in out
+
+
+def test_a_time_of_day_the_user_wrote_is_put_on_the_newest_messages_date(tmp_path, clock):
+    """A question asking for an ISO time is first asked for the time of
+    day alone; "13:15", numbers the user wrote, becomes 13:15 on the date
+    and in the zone of the newest message, and the question is not asked
+    again."""
+    script = [
+        {'match': 'ann: Lunch at 13:15: soup\n\nQuestion: What did you eat',
+         'reply': {'action': 'answer', 'text': 'Lunch at 13:15: soup'}},
+        {'match': 'Re-format "Lunch at 13:15: soup"',
+         'reply': {'action': 'itemize', 'groups': [{'items': ['soup'], 'key': '13:15'}]}},
+        {'match': "Question: When, roughly, was '13:15'", 'reply': {'action': 'answer',
+                                                                   'text': '13:15'}},
+    ]
+    (tmp_path / 'clock.json').write_text(json.dumps(script))
+    s = Session(tmp_path, clock)
+    s.script = tmp_path / 'clock.json'
+    code, out, err = s.run(['16:00 Lunch at 13:15: soup'])
+    assert (code, err) == (0, '')
+    assert '   [2025-03-14T13:15:00-04:00] (13:15) soup' in out.splitlines()
+    assert len([p for p in s.prompts() if "was '13:15'" in p]) == 1
 
 
 def test_a_reply_the_log_cannot_hold_does_not_poison_it(tmp_path, clock):
