@@ -83,7 +83,8 @@ test: $(STAMP) $(EMBEDDED_STAMP) $(PEERS_STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
 # Everything but the tests marked slow (the crash tests, the browser, the
-# embedded model, whole served runs): a quick signal while working.
+# embedded model, whole served runs, the corpus and goldens in the modes that
+# store everything): a quick signal while working.
 test-fast: $(STAMP) $(PEERS_STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m 'not slow' $(PYTEST_ARGS)
 

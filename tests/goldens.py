@@ -27,14 +27,6 @@ def ids(paths):
     return [p.stem for p in paths]
 
 
-def cases(paths, slow=()):
-    """The programs as parameters named by their stems; those named in
-    `slow` are marked slow (`make test-fast` leaves them out)."""
-    import pytest
-    return [pytest.param(p, id=p.stem, marks=[pytest.mark.slow] if p.stem in slow else [])
-            for p in paths]
-
-
 def expectations(prog):
     prog = Path(prog)
     read = lambda suffix: prog.with_suffix(suffix).read_text(encoding='utf-8') \

@@ -6,12 +6,9 @@ import sys
 
 import pytest
 
-from goldens import CORPUS, cases, check, ids, programs
+from goldens import CORPUS, check, ids, programs
 
 PROGS = programs(CORPUS)
-# depth(3000) in the modes that store everything: seconds, not the quick
-# signal `make test-fast` is for.
-DEEP = {'t10_functions'}
 
 
 def test_corpus_present():
@@ -23,13 +20,18 @@ def test_corpus(prog):
     assert check(prog) == []
 
 
-@pytest.mark.parametrize('prog', cases(PROGS, slow=DEEP))
+# The modes that store everything run each program again with a store or a
+# commit every few instructions: a dozen seconds in all, so `make test-fast`
+# runs each program once (above) and leaves these to `make test`.
+@pytest.mark.slow
+@pytest.mark.parametrize('prog', PROGS, ids=ids(PROGS))
 def test_corpus_store_everything(prog):
     """Every bit of task state survives pickling between instructions."""
     assert check(prog, store_every=7) == []
 
 
-@pytest.mark.parametrize('prog', cases(PROGS, slow=DEEP))
+@pytest.mark.slow
+@pytest.mark.parametrize('prog', PROGS, ids=ids(PROGS))
 def test_corpus_commit_and_reload(prog):
     """Every change is marked and committed: the run commits to a real ZODB
     every few instructions and drops its object cache, so an unmarked change

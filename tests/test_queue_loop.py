@@ -7,9 +7,9 @@ from __future__ import annotations
 import io
 
 from ostinato.runtime.runner import run_file
-from ostinato.runtime.scheduler import Scheduler
 from ostinato.vm import requests as R
 from ostinato.vm.values import OQueue
+from waiting import record_suspensions
 
 CONSUMER = '''\
 q = Queue()
@@ -30,26 +30,17 @@ put(q, 'stop')
 '''
 
 
-def run(tmp_path, src):
+def run(tmp_path, monkeypatch, src):
     prog = tmp_path / 'prog.ost'
     prog.write_text(src)
-    seen = []
-    original = Scheduler.suspend
-
-    def spy(self, task, request):
-        seen.append(request)
-        return original(self, task, request)
+    seen = record_suspensions(monkeypatch)
     out, err = io.StringIO(), io.StringIO()
-    Scheduler.suspend = spy
-    try:
-        status = run_file(str(prog), out=out, err=err)
-    finally:
-        Scheduler.suspend = original
+    status = run_file(str(prog), out=out, err=err)
     return status, out.getvalue(), err.getvalue(), seen
 
 
-def test_a_queue_loop_takes_every_item_in_order_and_waits_while_empty(tmp_path):
-    status, out, err, seen = run(tmp_path, CONSUMER)
+def test_a_queue_loop_takes_every_item_in_order_and_waits_while_empty(tmp_path, monkeypatch):
+    status, out, err, seen = run(tmp_path, monkeypatch, CONSUMER)
     assert status == 0, err
     # The loop runs in a function called by another (the call that waits
     # is not the task's bottom frame).
@@ -60,8 +51,8 @@ def test_a_queue_loop_takes_every_item_in_order_and_waits_while_empty(tmp_path):
     assert takes and all(type(r.queue) is OQueue for r in takes)
 
 
-def test_waiting_on_a_queue_in_a_watched_expression_is_an_error(tmp_path):
-    status, out, err, seen = run(tmp_path, '''\
+def test_waiting_on_a_queue_in_a_watched_expression_is_an_error(tmp_path, monkeypatch):
+    status, out, err, seen = run(tmp_path, monkeypatch, '''\
 q = Queue()
 def first():
     for v in q:

@@ -405,6 +405,12 @@ def test_goal_stack_and_prompt_goldens():
     assert [p.stem for p in progs] == ['answers', 'build_prompt', 'goal_stack', 'itemize']
     for prog in progs:
         assert check(prog) == [], prog.name
+
+
+@pytest.mark.slow           # each object stored and reloaded after every instruction
+def test_goal_stack_and_prompt_goldens_storing_everything():
+    from goldens import check, programs
+    for prog in programs(HERE / 'golden'):
         assert check(prog, store_every=1) == [], prog.name
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 import hashlib
 
 import transaction
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import ZODB
 from ZODB.MappingStorage import MappingStorage
 
@@ -132,3 +134,45 @@ def test_long_lists_and_maps_are_stored_as_an_index_of_chunks():
     assert second[2] == index(b'OList', b'ListChunk', [8, 11, 12])
     assert second[4] == index(b'OMap', b'MapChunk', [13, 14, 15])
     assert digests(second) == SECOND
+
+
+# A big map's store reuses the chunks whose entries did not change, whatever
+# happened to the map: entries changed, replaced by an equal value, deleted,
+# added.  What a store returns must always be the map itself, in order, and a
+# chunk may be reused only when it holds exactly the current entries, and a
+# store with no change since the last reuses every chunk.
+MAP_STEP = st.one_of(
+    st.tuples(st.just('set'), st.integers(0, 700), st.integers(0, 3)),
+    st.tuples(st.just('same'), st.integers(0, 700), st.just(0)),
+    st.tuples(st.just('del'), st.integers(0, 700), st.just(0)),
+    st.tuples(st.just('add'), st.integers(0, 50), st.just(0)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(MAP_STEP, max_size=12), min_size=1, max_size=6))
+def test_a_big_maps_chunks_always_hold_the_map_and_only_unchanged_ones_are_reused(rounds):
+    from ostinato.vm.values import MapChunk
+    m = OMap({'k%d' % i: OList([i]) for i in range(600)})
+    for added, steps in enumerate(rounds):
+        for op, i, v in steps:
+            key = 'k%d' % i
+            if op == 'set':
+                m.d[key] = OList([v])
+            elif op == 'same' and key in m.d:
+                m.d[key] = m.d[key]           # the same object again: unchanged
+            elif op == 'del':
+                m.d.pop(key, None)
+            elif op == 'add':
+                m.d['new%d-%d' % (added, i)] = i
+        state = m.__getstate__()
+        if 'chunks' not in state:              # small again: stored whole
+            assert state['d'] is m.d
+            break
+        chunks = state['chunks']
+        assert all(type(c) is MapChunk and 0 < len(c.pairs) <= OMap.CHUNK for c in chunks)
+        stored = [p for c in chunks for p in c.pairs]
+        assert [k for k, _ in stored] == list(m.d)
+        assert all(v is m.d[k] for k, v in stored)
+        # Nothing changed since this store: every chunk is reused.
+        again = m.__getstate__()['chunks']
+        assert [id(c) for c in again] == [id(c) for c in chunks]

@@ -23,3 +23,17 @@ def wait_for(predicate, what, timeout=PATIENT, every=0.02):
         if time.monotonic() > end:
             pytest.fail('timed out after %g s waiting for %s' % (timeout, what))
         time.sleep(every)
+
+
+def record_suspensions(monkeypatch):
+    """The list, growing as the test runs, of every request a task suspends
+    on (vm/requests.py); the scheduler is patched for this test only."""
+    from ostinato.runtime.scheduler import Scheduler
+    seen = []
+    original = Scheduler.suspend
+
+    def spy(self, task, request):
+        seen.append(request)
+        return original(self, task, request)
+    monkeypatch.setattr(Scheduler, 'suspend', spy)
+    return seen

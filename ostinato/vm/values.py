@@ -11,6 +11,8 @@ must pickle (DESIGN.md §1, rule 5).
 """
 from __future__ import annotations
 
+import operator
+
 from persistent import Persistent
 
 
@@ -64,6 +66,18 @@ def _set_chunked_state(obj, state, base_setstate, attr, join):
     state[attr] = join(chunks)
     base_setstate(state)
     obj._v_chunks = list(chunks)
+
+
+def _same_pairs(keys, values, pos, stored):
+    """Whether the map's entries from `pos` on begin with the (key, value)
+    pairs `stored`: equal keys, the same value objects.  The loops are in C
+    (map, operator): a big map's store checks every chunk."""
+    end = pos + len(stored)
+    return end <= len(keys) and keys[pos:end] == list(map(_key, stored)) and \
+        all(map(operator.is_, values[pos:end], map(_value, stored)))
+
+
+_key, _value = operator.itemgetter(0), operator.itemgetter(1)
 
 
 def _join_items(chunks):
@@ -168,22 +182,29 @@ class OMap(Persistent):
         chunks that are still there come first, in their order, then the
         keys added since.  So the new chunks follow the old boundaries: a
         changed or deleted entry rewrites only its own chunk, new entries
-        fill the last chunk and then new ones."""
+        fill the last chunk and then new ones.  The map's keys and values
+        are taken as two lists, not as a list of (key, value) pairs: a
+        pair per entry is 100,000 new objects for a big map, and the
+        garbage collection they set off took most of a store's time."""
         n = self.CHUNK
-        pairs = list(self.d.items())
+        keys = list(self.d)
+        values = list(self.d.values())
         chunks = []
         pos = 0
         for prev in old:
+            size = len(prev.pairs)
+            if _same_pairs(keys, values, pos, prev.pairs):
+                chunks.append(prev)          # unchanged: its record stays as it is
+                pos += size
+                continue
             take = []
             for key, value in prev.pairs:
-                if pos < len(pairs) and pairs[pos][0] == key:
-                    take.append(pairs[pos])
+                if pos < len(keys) and keys[pos] == key:
+                    take.append((keys[pos], values[pos]))
                     pos += 1
-            if len(take) == len(prev.pairs) and all(a[1] is b[1] for a, b in zip(take, prev.pairs)):
-                chunks.append(prev)          # unchanged: its record stays as it is
-            elif take:
+            if take:
                 chunks.append(MapChunk(take))
-        rest = pairs[pos:]
+        rest = list(zip(keys[pos:], values[pos:]))
         if rest and chunks and len(chunks[-1].pairs) < n:
             last = chunks.pop()
             rest = last.pairs + rest
