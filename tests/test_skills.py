@@ -484,16 +484,19 @@ def test_kill_while_the_model_is_asked(tmp_path):
         out, _ = p.communicate()
         fake.stop()
     assert out == ''
+    # Each question for an ISO time is first asked for the time of day;
+    # a made-up one ("10:35", numbers the user did not write) is not taken.
+    made_up = {'action': 'answer', 'text': '10:35'}
     with FakeOllama() as fake:
         for reply in [
                 {'action': 'answer', 'text': 'lunch: turkey sandwich, apple; later: hot chocolate'},
                 {'action': 'itemize', 'groups': [{'items': ['turkey sandwich', 'apple'],
                                                   'key': 'lunch'},
                                                  {'items': ['hot chocolate'], 'key': 'later'}]},
-                {'action': 'confer', 'text': 'About what time was lunch?'},
-                {'action': 'answer', 'text': '2025-03-14T12:30:00-04:00'},
-                {'action': 'confer', 'text': 'And when did you have the hot chocolate?'},
-                {'action': 'answer', 'text': '2025-03-14T14:30:00-04:00'}]:
+                made_up, {'action': 'confer', 'text': 'About what time was lunch?'},
+                made_up, {'action': 'answer', 'text': '2025-03-14T12:30:00-04:00'},
+                made_up, {'action': 'confer', 'text': 'And when did you have the hot chocolate?'},
+                made_up, {'action': 'answer', 'text': '2025-03-14T14:30:00-04:00'}]:
             fake.reply(reply)
         env = ost_env(tmp_path, OSTINATO_LLM='ollama', OLLAMA_HOST=fake.url)
         r = rerun(tmp_path, env, LUNCH_TEXTS[1:])
@@ -502,7 +505,7 @@ def test_kill_while_the_model_is_asked(tmp_path):
     assert r.stdout.splitlines() == LUNCH_OUT
     # The first request is the interrupted one, asked again.
     assert 'Question: What did you eat' in asked[0] and LUNCH_TEXTS[0] in asked[0]
-    assert len(asked) == 6
+    assert len(asked) == 10
 
 
 # ------------------------------------------------------------ recipes
