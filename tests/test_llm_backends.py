@@ -327,6 +327,28 @@ def test_the_prompt_shows_a_schema_as_the_replys_shape():
                                             + json.dumps(schema, separators=(',', ':')))
 
 
+def test_a_decoding_schema_steers_a_constrained_model_and_the_schema_checks_the_reply():
+    """x-decode: the embedded model decodes under the narrower schema (Gemma
+    3 270M quotes the user's message instead of restating it wrongly), the
+    prompt shows that shape, and the reply is checked against the wider
+    schema, so a free reply of another model stays valid."""
+    from ostinato.effects.llm.replies import check_schema, decoding_schema, schema_paragraph
+    schema = {'type': 'object', 'required': ['action', 'text'], 'properties': {
+        'action': {'type': 'string', 'enum': ['answer']},
+        'text': {'type': 'string',
+                 'x-decode': {'type': 'string', 'enum': ['cookie just now']}}}}
+    narrow = decoding_schema(schema)
+    assert narrow['properties']['text'] == {'type': 'string', 'enum': ['cookie just now']}
+    assert 'x-decode' in schema['properties']['text']             # not changed in place
+    assert decoding_schema({'anyOf': [{'x-decode': {'const': 1}}, {'type': 'null'}]}) == \
+        {'anyOf': [{'const': 1}, {'type': 'null'}]}
+    assert schema_paragraph(schema) == ('Reply with a JSON object of this shape: '
+                                        '{"action": "answer", "text": "cookie just now"}')
+    check_schema(schema)
+    assert check_reply('{"action": "answer", "text": "a cookie, at 16:05"}', schema) == \
+        ({'action': 'answer', 'text': 'a cookie, at 16:05'}, None)
+
+
 def test_check_reply_details():
     assert check_reply('```json\n{"a": 1}\n```', None) == ({'a': 1}, None)
     assert check_reply('  {"a": 1}\n', None) == ({'a': 1}, None)

@@ -167,7 +167,10 @@ def test_the_seeds_two_exchanges(tmp_path, clock):
     ]
     assert s.thread()[:len(LUNCH_THREAD)] == LUNCH_THREAD
     prompts = s.prompts()
-    assert len(prompts) == 9         # 1 + 1 + 2 + 2 for lunch, 1 + 1 + 1 for the cookie
+    # 1 + 1 + 4 + 4 for lunch, 1 + 1 + 2 for the cookie: each question for
+    # an ISO time is asked for the time of day first (_clock_answer), and
+    # the script's ISO reply is not one.
+    assert len(prompts) == 14
     # The model saw the goal, and the cookie message with its timestamp, the
     # lunch exchange only as earlier context.
     when = prompts[-1]
@@ -251,18 +254,23 @@ def test_garbage_replies(tmp_path, clock):
 def test_a_prompt_asking_for_itemize_is_sent_with_the_contracts_schema(tmp_path, clock):
     """The seed's itemize step asks for action='itemize' in prose, with no
     schema; agent() sends core_skills' registered itemize schema with it,
-    made for the prompt: groups whose items and key are phrases of the
-    quoted text, so a model decoding under constraint can only pick those
-    (Gemma 3 270M, free to write any key, numbered them: "item1"); a reply
-    of another shape is asked again quoting the schema's complaint, and the
-    groups reach the skill as the map its prompt asked for."""
+    made for the prompt.  A model decoding under constraint is held to a
+    list of items that are phrases of the quoted text (x-decode; Gemma 3
+    270M, free to write any key, numbered them: "item1"), and the prompt
+    shows that shape; a second request asks for each item's key among the
+    phrases that share no word with the items, and the items are then the
+    text's words besides the keys, read back into the map the prompt asked
+    for.  A reply of another shape is asked again quoting the schema's
+    complaint."""
     script = json.loads((HERE / 'diet.json').read_text())
     script[:0] = [
         {'match': 'so far[^\n]*\n[^\n]*ann: 5 crackers at lunch\n\nQuestion: What did you eat',
          'reply': {'action': 'answer', 'text': 'lunch: 5 crackers'}},
-        {'match': 'Re-format "lunch: 5 crackers"',
+        {'match': 'Re-format "lunch: 5 crackers"(?!.*The items of the text)',
          'replies': [{'action': 'itemize', 'items': {'lunch': ['5 crackers']}},
-                     {'action': 'itemize', 'groups': [{'items': ['5 crackers'], 'key': 'lunch'}]}]},
+                     {'action': 'itemize', 'items': ['crackers']}]},
+        {'match': 'The items of the text, in order: \'crackers\'',
+         'reply': {'keys': ['lunch']}},
     ]
     (tmp_path / 'shape.json').write_text(json.dumps(script))
     s = Session(tmp_path, clock)
@@ -272,25 +280,59 @@ def test_a_prompt_asking_for_itemize_is_sent_with_the_contracts_schema(tmp_path,
     assert out.splitlines() == ['About what time was lunch?']
     store = Store(s.db)
     try:
-        entry = next(e for e in log_entries(store.world) if e.prompt.startswith('Re-format'))
+        entries = [e for e in log_entries(store.world) if e.prompt.startswith('Re-format')]
+        entry, keys = entries
         schema = entry.schema
-        assert schema['required'] == ['action', 'groups']
-        assert schema['properties']['action'] == {'type': 'string', 'enum': ['itemize']}
         phrase = {'type': 'string',
                   'enum': ['lunch', 'lunch 5', 'lunch 5 crackers', '5', '5 crackers', 'crackers']}
-        assert schema['properties']['groups']['items']['properties'] == {
+        listed = {'type': 'object', 'required': ['action', 'items'],
+                  'properties': {'action': {'type': 'string', 'enum': ['itemize']},
+                                 'items': {'type': 'array', 'items': phrase, 'maxItems': 8}}}
+        assert schema['x-decode'] == listed
+        assert listed in schema['anyOf']                  # what it decodes is valid
+        groups = [s for s in schema['anyOf'] if s != listed][0]
+        assert groups['properties']['groups']['items']['properties'] == {
             'items': {'type': 'array', 'items': phrase, 'maxItems': 8}, 'key': phrase}
         first = entry.exchanges[0]
         shown = ' | '.join(json.dumps(p) for p in phrase['enum'])
         assert first['messages'][-1]['content'].endswith(
-            'Reply with a JSON object of this shape: {"action": "itemize", "groups": '
-            '[{"items": [%s, ...], "key": %s}, ...]}' % (shown, shown))
-        assert first['problem'] == "Your reply does not match the schema: 'groups' is a " \
-            "required property"
-        assert entry.reply == {'action': 'itemize',
-                               'groups': [{'items': ['5 crackers'], 'key': 'lunch'}]}
+            'Reply with a JSON object of this shape: {"action": "itemize", "items": '
+            '[%s, ...]}' % shown)
+        assert first['problem'].startswith('Your reply does not match the schema')
+        assert entry.reply == {'action': 'itemize', 'items': ['crackers']}
+        # The key among the phrases without the item's words.
+        assert keys.schema['properties']['keys'] == {
+            'type': 'array', 'items': {'type': 'string', 'enum': ['lunch', 'lunch 5', '5']},
+            'minItems': 1, 'maxItems': 1}
     finally:
         store.close()
+    # The log holds the text's words besides the key: "5 crackers", not
+    # only the "crackers" the model listed.
+    code, out, err = s.run(['12:41 around 12:30'])
+    assert (code, err) == (0, '')
+    assert '(lunch) 5 crackers' in out
+
+
+def test_a_time_of_day_the_user_wrote_is_put_on_the_newest_messages_date(tmp_path, clock):
+    """A question asking for an ISO time is first asked for the time of
+    day alone; "13:15", numbers the user wrote, becomes 13:15 on the date
+    and in the zone of the newest message, and the question is not asked
+    again."""
+    script = [
+        {'match': 'ann: Lunch at 13:15: soup\n\nQuestion: What did you eat',
+         'reply': {'action': 'answer', 'text': 'Lunch at 13:15: soup'}},
+        {'match': 'Re-format "Lunch at 13:15: soup"',
+         'reply': {'action': 'itemize', 'groups': [{'items': ['soup'], 'key': '13:15'}]}},
+        {'match': "Question: When, roughly, was '13:15'", 'reply': {'action': 'answer',
+                                                                   'text': '13:15'}},
+    ]
+    (tmp_path / 'clock.json').write_text(json.dumps(script))
+    s = Session(tmp_path, clock)
+    s.script = tmp_path / 'clock.json'
+    code, out, err = s.run(['16:00 Lunch at 13:15: soup'])
+    assert (code, err) == (0, '')
+    assert '   [2025-03-14T13:15:00-04:00] (13:15) soup' in out.splitlines()
+    assert len([p for p in s.prompts() if "was '13:15'" in p]) == 1
 
 
 def test_a_reply_the_log_cannot_hold_does_not_poison_it(tmp_path, clock):
@@ -360,7 +402,7 @@ def test_editing_the_skill_while_a_dialogue_waits(tmp_path, clock):
 def test_goal_stack_and_prompt_goldens():
     from goldens import check, programs
     progs = programs(HERE / 'golden')
-    assert [p.stem for p in progs] == ['build_prompt', 'goal_stack', 'itemize']
+    assert [p.stem for p in progs] == ['answers', 'build_prompt', 'goal_stack', 'itemize']
     for prog in progs:
         assert check(prog) == [], prog.name
 
@@ -442,16 +484,19 @@ def test_kill_while_the_model_is_asked(tmp_path):
         out, _ = p.communicate()
         fake.stop()
     assert out == ''
+    # Each question for an ISO time is first asked for the time of day;
+    # a made-up one ("10:35", numbers the user did not write) is not taken.
+    made_up = {'action': 'answer', 'text': '10:35'}
     with FakeOllama() as fake:
         for reply in [
                 {'action': 'answer', 'text': 'lunch: turkey sandwich, apple; later: hot chocolate'},
                 {'action': 'itemize', 'groups': [{'items': ['turkey sandwich', 'apple'],
                                                   'key': 'lunch'},
                                                  {'items': ['hot chocolate'], 'key': 'later'}]},
-                {'action': 'confer', 'text': 'About what time was lunch?'},
-                {'action': 'answer', 'text': '2025-03-14T12:30:00-04:00'},
-                {'action': 'confer', 'text': 'And when did you have the hot chocolate?'},
-                {'action': 'answer', 'text': '2025-03-14T14:30:00-04:00'}]:
+                made_up, {'action': 'confer', 'text': 'About what time was lunch?'},
+                made_up, {'action': 'answer', 'text': '2025-03-14T12:30:00-04:00'},
+                made_up, {'action': 'confer', 'text': 'And when did you have the hot chocolate?'},
+                made_up, {'action': 'answer', 'text': '2025-03-14T14:30:00-04:00'}]:
             fake.reply(reply)
         env = ost_env(tmp_path, OSTINATO_LLM='ollama', OLLAMA_HOST=fake.url)
         r = rerun(tmp_path, env, LUNCH_TEXTS[1:])
@@ -460,7 +505,7 @@ def test_kill_while_the_model_is_asked(tmp_path):
     assert r.stdout.splitlines() == LUNCH_OUT
     # The first request is the interrupted one, asked again.
     assert 'Question: What did you eat' in asked[0] and LUNCH_TEXTS[0] in asked[0]
-    assert len(asked) == 6
+    assert len(asked) == 10
 
 
 # ------------------------------------------------------------ recipes

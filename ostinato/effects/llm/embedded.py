@@ -37,6 +37,7 @@ from typing import Dict, Optional
 from .base import Ask, Backend, Turn, as_int
 from .config import DEFAULT_EMBEDDED_MODEL, LLMConfig
 from .errors import LLMCrashed, LLMError
+from .replies import decoding_schema
 
 # The model runs on the CPU: a short cap keeps one leaf call from holding a
 # core for minutes (a reply object is rarely more than 100 tokens).
@@ -306,7 +307,8 @@ class EmbeddedBackend(Backend):
         if not available():
             raise LLMError('llm: the embedded backend needs llama-cpp-python: ' + INSTALL_HINT)
         limit = min(self.config.num_predict, MAX_REPLY_TOKENS)
-        request = {'messages': ask.messages, 'schema': ask.schema, 'max_tokens': limit,
+        request = {'messages': ask.messages, 'schema': decoding_schema(ask.schema),
+                   'max_tokens': limit,
                    'temperature': ask.temperature, 'seed': self.config.seed,
                    'repeat_penalty': REPEAT_PENALTY}
         (_, n_ctx, seed), slot = self._slot(path)

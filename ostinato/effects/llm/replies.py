@@ -50,6 +50,9 @@ def schema_paragraph(schema: Optional[dict]) -> str:
     only for what a shape cannot say."""
     if schema is None:
         return 'Reply with a JSON object.'
+    # The reply the model is steered to (x-decode), which the checked
+    # schema also accepts.
+    schema = decoding_schema(schema)
     shape = schema_shape(schema)
     if shape is not None:
         return 'Reply with a JSON object of this shape: ' + shape
@@ -57,11 +60,31 @@ def schema_paragraph(schema: Optional[dict]) -> str:
             + json.dumps(schema, separators=(',', ':'), ensure_ascii=False))
 
 
+# A subschema may carry "x-decode": a narrower schema that a model decoding
+# under constraint is held to, while the reply is checked against the
+# subschema itself.  So a process can steer a small model onto what it can
+# do well (quote the user's message rather than restate it) without
+# refusing the free reply a larger model, or a script, gives.
+DECODE = 'x-decode'
+
+
+def decoding_schema(schema: Any) -> Any:
+    """The schema to decode under: every subschema with an x-decode
+    replaced by it (the checked schema is `schema` itself)."""
+    if isinstance(schema, list):
+        return [decoding_schema(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    if isinstance(schema.get(DECODE), dict):
+        return decoding_schema(schema[DECODE])
+    return {k: decoding_schema(v) for k, v in schema.items()}
+
+
 # The keywords a shape renders (annotations are left out); a schema with any
 # other (a pattern, a $ref, bounds) is shown as the JSON Schema it is.
 _SHAPE_KEYS = {'type', 'properties', 'required', 'additionalProperties', 'items', 'enum',
                'const', 'anyOf', 'oneOf', 'minProperties', 'minItems', 'format',
-               'maxItems', 'examples', 'title', 'description', '$schema'}
+               'maxItems', 'examples', 'title', 'description', '$schema', DECODE}
 # String formats a shape can name, with their form.
 _FORMATS = {'date-time': 'date-time (YYYY-MM-DDThh:mm:ss+hh:mm)',
             'date': 'date (YYYY-MM-DD)', 'time': 'time (hh:mm:ss+hh:mm)'}
