@@ -98,6 +98,12 @@ class Program:
         self.store.commit()
         self.sched.run()
 
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.store.close()
+
     def box(self, how):
         return self.var('boxes').d[how]
 
@@ -146,8 +152,7 @@ class Program:
 
 
 def test_a_wait_does_not_watch_the_list_its_evaluation_made(tmp_path):
-    p = Program(tmp_path)
-    try:
+    with Program(tmp_path) as p:
         box = p.box('plain')
         items = box.get('items')
         module = box.type.module
@@ -159,8 +164,6 @@ def test_a_wait_does_not_watch_the_list_its_evaluation_made(tmp_path):
         assert 'plain saw 1' in p.out.getvalue()
         assert p.waiter('plain').waiting.objs == [module, box, items]
         records = p.last_commit()
-    finally:
-        p.store.close()
     # The turn that woke and waits again writes no list (the tail was the
     # only new one) and the watch indexes of the three objects it read, and
     # the world's index of watches.
@@ -169,8 +172,7 @@ def test_a_wait_does_not_watch_the_list_its_evaluation_made(tmp_path):
 
 
 def test_what_the_evaluation_stored_away_is_watched(tmp_path):
-    p = Program(tmp_path)
-    try:
+    with Program(tmp_path) as p:
         box = p.box('kept')
         t = p.waiter('kept')
         kept = box.get('kept')
@@ -179,23 +181,17 @@ def test_what_the_evaluation_stored_away_is_watched(tmp_path):
         p.append(kept, 7)
         p.sched.run()
         assert 'kept saw 1' in p.out.getvalue()
-    finally:
-        p.store.close()
 
 
 def test_what_the_evaluation_gave_a_new_task_is_watched(tmp_path):
-    p = Program(tmp_path)
-    try:
+    with Program(tmp_path) as p:
         t = p.waiter('spawned')
         made = [o for o in t.waiting.objs if type(o) is OList and o is not p.box('spawned').get('items')]
         assert len(made) == 1          # the tail it gave the keeper task
-    finally:
-        p.store.close()
 
 
 def test_the_change_that_wakes_a_task_does_not_rewrite_the_watch_indexes(tmp_path):
-    p = Program(tmp_path)
-    try:
+    with Program(tmp_path) as p:
         box = p.box('plain')
         items = box.get('items')
         t = p.waiter('plain')
@@ -207,8 +203,6 @@ def test_the_change_that_wakes_a_task_does_not_rewrite_the_watch_indexes(tmp_pat
         assert w.id not in p.store.world.watches
         assert w.id in items._ow and w.id in box._ow
         records = p.last_commit()
-    finally:
-        p.store.close()
     # The list, the fired Watch, the world's index of active watches and the
     # ready queue; no index of the objects read.
     assert 'OList' in records and 'Watch' in records, records
@@ -231,8 +225,7 @@ spawn:
 
 
 def test_a_task_that_does_not_wait_again_leaves_no_watch_behind(tmp_path):
-    p = Program(tmp_path, ONCE)
-    try:
+    with Program(tmp_path, ONCE) as p:
         box = p.var('box')
         items = box.get('items')
         p.append(items, 1)
@@ -241,13 +234,10 @@ def test_a_task_that_does_not_wait_again_leaves_no_watch_behind(tmp_path):
         assert 'saw it' in p.out.getvalue()
         assert not items._ow and not box._ow
         assert not any(w.task.done for w in p.store.world.watches.values())
-    finally:
-        p.store.close()
 
 
 def test_a_woken_task_cancelled_before_it_runs_leaves_no_watch_behind(tmp_path):
-    p = Program(tmp_path, ONCE)
-    try:
+    with Program(tmp_path, ONCE) as p:
         box = p.var('box')
         items = box.get('items')
         p.append(items, 1)
@@ -256,8 +246,6 @@ def test_a_woken_task_cancelled_before_it_runs_leaves_no_watch_behind(tmp_path):
         p.sched.run()
         assert t.done and 'saw it' not in p.out.getvalue()
         assert not items._ow and not box._ow
-    finally:
-        p.store.close()
 
 
 # A frame resumed by a wake-up that returns without changing its locals
@@ -296,14 +284,11 @@ spawn:
 
 
 def test_a_frame_that_returns_after_a_wake_up_is_stored_only_if_its_locals_changed(tmp_path):
-    p = Program(tmp_path, FRAMES)
-    try:
+    with Program(tmp_path, FRAMES) as p:
         b = p.var('b')
         p.set(b, 'n', 1)
         p.sched.run()
         assert 'same 1' in p.out.getvalue() and 'changed 2' in p.out.getvalue()
-    finally:
-        p.store.close()
     store = Store(p.path)
     try:
         b = next(m.ns['b'] for m in store.world.modules.values() if m.ns.get('b') is not None)
@@ -331,14 +316,11 @@ spawn:
 
 
 def test_a_wake_up_does_not_store_the_frame_it_returns_from(tmp_path):
-    p = Program(tmp_path, LOOP)
-    try:
+    with Program(tmp_path, LOOP) as p:
         b = p.var('b')
         p.set(b, 'n', 1)
         p.sched.run()
         records = p.last_commit()
-    finally:
-        p.store.close()
     # The loop's frame (`seen` changed) and the new call's; not the frame of
     # the call that returned (nothing of it can be seen any more but its
     # local `seen`, unchanged).
