@@ -176,3 +176,121 @@ def test_a_big_maps_chunks_always_hold_the_map_and_only_unchanged_ones_are_reuse
         # Nothing changed since this store: every chunk is reused.
         again = m.__getstate__()['chunks']
         assert [id(c) for c in again] == [id(c) for c in chunks]
+
+
+# A very long list or map (more than 2 * INDEX chunks) stores its chunks in
+# runs of INDEX (IndexChunk records), so growing it rewrites the short index,
+# the last run and the last chunk -- not a reference to every chunk.  These
+# run with small chunks and runs (the stored form does not depend on the
+# sizes), so that they stay quick.
+
+def small_chunks(monkeypatch, chunk=4, index=2):
+    from ostinato.vm import values
+    monkeypatch.setattr(values, 'INDEX', index)
+    monkeypatch.setattr(OMap, 'CHUNK', chunk)
+    monkeypatch.setattr(OList, 'CHUNK', chunk)
+
+
+def test_a_very_long_map_grows_by_rewriting_its_last_run_only(monkeypatch):
+    from ostinato.vm.values import IndexChunk, MapChunk
+    small_chunks(monkeypatch)
+    storage = MappingStorage()
+    db = ZODB.DB(storage)
+    try:
+        conn = db.open()
+        m = conn.root()['m'] = OMap({'k%d' % i: i for i in range(100)})
+        transaction.commit()
+        runs = m.__getstate__()['index']
+        assert [len(r.chunks) for r in runs] == [2] * 12 + [1]   # 25 chunks of 4
+        assert all(type(c) is MapChunk for r in runs for c in r.chunks)
+        for i in range(100, 110):
+            m.d['k%d' % i] = i
+            m.changed()
+            transaction.commit()
+        # Each commit wrote the map's record (14 references at most, not a
+        # reference to each of its 28 chunks), its last run and its last
+        # chunk, new or changed.
+        for txn in list(storage.iterator())[-10:]:
+            records = {type(conn.get(r.oid)).__name__: r.data for r in txn}
+            assert sorted(records) == ['IndexChunk', 'MapChunk', 'OMap'], sorted(records)
+            assert b'MapChunk' not in records['OMap']
+            assert records['OMap'].count(b'C\x08') <= 14
+        check = db.open(transaction.TransactionManager())
+        loaded = check.root()['m']
+        assert list(loaded.d.items()) == [('k%d' % i, i) for i in range(110)]
+        assert type(loaded._v_index[0]) is IndexChunk
+        check.close()
+    finally:
+        transaction.abort()
+        db.close()
+
+
+def test_a_map_stored_with_one_flat_index_by_schema_4_loads_and_is_reindexed(monkeypatch, tmp_path):
+    from ostinato.vm import values
+    small_chunks(monkeypatch)
+    storage = str(tmp_path / 'db.fs')
+    db = ZODB.DB(storage)
+    try:
+        conn = db.open()
+        # Schema 4 knew no runs: its index was every chunk, however many.
+        monkeypatch.setattr(values, 'INDEX', 10 ** 9)
+        conn.root()['m'] = OMap({'k%d' % i: OList([i]) for i in range(100)})
+        conn.root()['l'] = OList(list(range(100)))
+        transaction.commit()
+        monkeypatch.setattr(values, 'INDEX', 2)
+        conn.close()
+        db.close()
+        db = ZODB.DB(storage)
+        conn = db.open()
+        m, lst = conn.root()['m'], conn.root()['l']
+        assert [k for k in m.d] == ['k%d' % i for i in range(100)]
+        assert [v.items for v in m.d.values()] == [[i] for i in range(100)]
+        assert lst.items == list(range(100))
+        m.d['new'] = 1
+        m.changed()
+        lst.items.append(100)
+        lst.changed()
+        transaction.commit()
+        assert 'index' in m.__getstate__() and 'index' in lst.__getstate__()
+        conn.close()
+        db.close()
+        db = ZODB.DB(storage)
+        conn = db.open()
+        assert list(conn.root()['m'].d)[-2:] == ['k99', 'new']
+        assert conn.root()['l'].items == list(range(101))
+    finally:
+        transaction.abort()
+        db.close()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(MAP_STEP, max_size=12), min_size=1, max_size=6))
+def test_a_very_long_maps_runs_always_hold_its_chunks_and_only_unchanged_ones_are_reused(rounds):
+    # hypothesis runs the body many times per test: the sizes are set here,
+    # not with the function-scoped monkeypatch fixture.
+    from ostinato.vm import values
+    saved = values.INDEX, OMap.CHUNK
+    values.INDEX, OMap.CHUNK = 2, 16
+    try:
+        m = OMap({'k%d' % i: OList([i]) for i in range(700)})
+        for added, steps in enumerate(rounds):
+            for op, i, v in steps:
+                key = 'k%d' % i
+                if op == 'set':
+                    m.d[key] = OList([v])
+                elif op == 'del':
+                    m.d.pop(key, None)
+                elif op == 'add':
+                    m.d['new%d-%d' % (added, i)] = i
+            state = m.__getstate__()
+            runs = state['index']
+            chunks = [c for r in runs for c in r.chunks]
+            assert all(0 < len(r.chunks) <= 2 for r in runs)
+            assert chunks == m._v_chunks
+            stored = [p for c in chunks for p in c.pairs]
+            assert [k for k, _ in stored] == list(m.d)
+            assert all(v is m.d[k] for k, v in stored)
+            again = m.__getstate__()['index']
+            assert [id(r) for r in again] == [id(r) for r in runs]
+    finally:
+        values.INDEX, OMap.CHUNK = saved

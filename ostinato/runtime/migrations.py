@@ -111,3 +111,11 @@ def _chunked_maps(world):
     # chunks the next time it changes.  The version goes up so that an
     # older Ostinato, which cannot read chunked maps, refuses the database.
     pass
+
+
+@step(4, 'a very long list or map keeps its chunks in runs (IndexChunk); older ones '
+         'are indexed so when next written')
+def _indexed_chunks(world):
+    # As in step 3: a flat index of chunks still loads.  The version goes up
+    # so that an older Ostinato, which cannot read runs, refuses the database.
+    pass

@@ -21,7 +21,7 @@ from persistent import Persistent
 
 from ..vm import values as V
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 class Watch(Persistent):
