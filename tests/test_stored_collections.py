@@ -294,3 +294,42 @@ def test_a_very_long_maps_runs_always_hold_its_chunks_and_only_unchanged_ones_ar
             assert [id(r) for r in again] == [id(r) for r in runs]
     finally:
         values.INDEX, OMap.CHUNK = saved
+
+
+def test_tasks_frames_and_watches_are_stored_without_their_defaults(tmp_path):
+    """What equals its class-level default is left out of a stored task,
+    frame or watch (vm/values.py `without_defaults`), and reads the same
+    after loading; a value of another type than the default (0 for False)
+    or another value is kept."""
+    from ostinato.compiler.code import Code
+    from ostinato.runtime.world import Watch
+    from ostinato.vm.values import Frame, Task
+    code = Code.__new__(Code)
+    code.nlocals = 1
+    frame = Frame(code, None, None, None, None)
+    task = Task(7, 'dialogue', frame)
+    task.state = 'waiting'
+    task.result = 0                 # not the default None
+    task.watch_depth = False        # not the default 0: another type
+    watch = Watch(3, task, [], 'change')
+    assert sorted(task.__getstate__()) == ['frame', 'id', 'name', 'result', 'state', 'watch_depth']
+    assert sorted(frame.__getstate__()) == ['code', 'goal', 'locals', 'module', 'stack']
+    assert sorted(watch.__getstate__()) == ['id', 'objs', 'task']
+    db = ZODB.DB(str(tmp_path / 'db.fs'))
+    try:
+        conn = db.open()
+        conn.root()['t'] = task
+        conn.root()['w'] = watch
+        transaction.commit()
+        check = db.open(transaction.TransactionManager())
+        t, w = check.root()['t'], check.root()['w']
+        assert (t.id, t.state, t.done, t.error, t.resume, t.reads, t.reported) == \
+            (7, 'waiting', False, None, None, None, False)
+        assert t.result == 0 and t.result is not None
+        assert t.watch_depth is False
+        assert (t.frame.pc, t.frame.handlers, t.frame.parent, t.frame.caller) == (0, (), None, None)
+        assert (w.kind, w.dirty, w.task is t) == ('change', False, True)
+        check.close()
+    finally:
+        transaction.abort()
+        db.close()

@@ -113,9 +113,11 @@ def _chunked_maps(world):
     pass
 
 
-@step(4, 'a very long list or map keeps its chunks in runs (IndexChunk); older ones '
-         'are indexed so when next written')
+@step(4, 'a very long list or map keeps its chunks in runs (IndexChunk); tasks, frames '
+         'and watches are stored without what equals their defaults')
 def _indexed_chunks(world):
-    # As in step 3: a flat index of chunks still loads.  The version goes up
-    # so that an older Ostinato, which cannot read runs, refuses the database.
+    # As in step 3: a flat index of chunks, and a task stored with every
+    # attribute, still load.  The version goes up so that an older Ostinato,
+    # which cannot read runs or a task without its defaults, refuses the
+    # database.
     pass
