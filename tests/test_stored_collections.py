@@ -71,48 +71,64 @@ def digests(records):
     return {oid: (len(data), hashlib.sha256(data).hexdigest()) for oid, data in records.items()}
 
 
-# Each record as ZODB stores it: the class, then the state.  A long list's or
-# map's state names its chunks (each a record of its own) after its other
-# attributes.
-SMALL_LIST = (b'\x80\x03costinato.vm.values\nOList\nq\x00.\x80\x03}q\x01(X\x05\x00\x00\x00itemsq'
-              b'\x02]q\x03(K\x01X\x03\x00\x00\x00twoq\x04G@\x08\x00\x00\x00\x00\x00\x00eX\x04\x00'
-              b'\x00\x00noteq\x05X\x01\x00\x00\x00xq\x06u.')
-SMALL_MAP = (b'\x80\x03costinato.vm.values\nOMap\nq\x00.\x80\x03}q\x01(X\x01\x00\x00\x00dq\x02}q'
-             b'\x03(X\x01\x00\x00\x00aq\x04K\x01X\x01\x00\x00\x00bq\x05X\x03\x00\x00\x00twoq\x06u'
-             b'X\x04\x00\x00\x00noteq\x07X\x01\x00\x00\x00xq\x08u.')
+# Each record as ZODB stores it: the class, then the state.  A class with a
+# code (ostinato/classcodes.py) is named by it -- b'\x82\xf1' is OList's
+# (241), b'\x82\xf2' OMap's, b'\x82\xf8' MapChunk's -- and one without by
+# module and name (ListChunk).  A long list's or map's state names its
+# chunks (each a record of its own) after its other attributes.
+SMALL_LIST = (b'\x80\x03\x82\xf1.\x80\x03}q\x00(X\x05\x00\x00\x00itemsq\x01]q\x02(K\x01X\x03\x00\x00'
+              b'\x00twoq\x03G@\x08\x00\x00\x00\x00\x00\x00eX\x04\x00\x00\x00noteq\x04X\x01\x00\x00'
+              b'\x00xq\x05u.')
+SMALL_MAP = (b'\x80\x03\x82\xf2.\x80\x03}q\x00(X\x01\x00\x00\x00dq\x01}q\x02(X\x01\x00\x00\x00aq\x03K'
+             b'\x01X\x01\x00\x00\x00bq\x04X\x03\x00\x00\x00twoq\x05uX\x04\x00\x00\x00noteq\x06X\x01'
+             b'\x00\x00\x00xq\x07u.')
 
 
-def index(cls, chunk_cls, oids):
-    """The record of a chunked OList or OMap whose chunks are `oids`."""
+def list_index(oids):
+    """The record of a chunked OList whose chunks are `oids`: ListChunk has
+    no code, so the first reference names it and the others recall it."""
     refs = b''.join(
         b'C\x08' + oid.to_bytes(8, 'big') + memo
-        for oid, memo in zip(oids, (b'q\x06costinato.vm.values\n' + chunk_cls + b'\nq\x07\x86q\x08Q',
-                                    b'q\th\x07\x86q\nQ', b'q\x0bh\x07\x86q\x0cQ')))
-    return (b'\x80\x03costinato.vm.values\n' + cls + b'\nq\x00.\x80\x03}q\x01(X\x04\x00\x00\x00'
-            b'noteq\x02X\x01\x00\x00\x00xq\x03X\x06\x00\x00\x00chunksq\x04]q\x05(' + refs + b'eu.')
+        for oid, memo in zip(oids, (b'q\x05costinato.vm.values\nListChunk\nq\x06\x86q\x07Q',
+                                    b'q\x08h\x06\x86q\tQ', b'q\nh\x06\x86q\x0bQ')))
+    return INDEX_HEAD % b'\xf1' + refs + b'eu.'
+
+
+def map_index(oids):
+    """The record of a chunked OMap whose chunks are `oids` (MapChunk's code
+    in each reference)."""
+    refs = b''.join(
+        b'C\x08' + oid.to_bytes(8, 'big') + b'q' + bytes([5 + 2 * k]) + b'\x82\xf8\x86q'
+        + bytes([6 + 2 * k]) + b'Q'
+        for k, oid in enumerate(oids))
+    return INDEX_HEAD % b'\xf2' + refs + b'eu.'
+
+
+INDEX_HEAD = (b'\x80\x03\x82%b.\x80\x03}q\x00(X\x04\x00\x00\x00noteq\x01X\x01\x00\x00\x00xq\x02X\x06'
+              b'\x00\x00\x00chunksq\x03]q\x04(')
 
 
 # (length, sha256) of every record: the chunks' too.
 FIRST = {
-    1: (96, '5ca5f49e4b098bc2d3654709f763c6ca11c5fbddf5e561463b38614390304c53'),
-    2: (160, '6703d51ad7e44f2ee1f2588e08c579224155ceb2563a8a516a553e7ad3343a33'),
-    3: (98, 'de9741f888acb0779e7c4319e369f420d5349115f5c61e352334c0ce3b8e463d'),
-    4: (158, '2886ffa57f7f73cc168dec4a286216bcc56476926dc18ebe9223b4066604d416'),
-    5: (2008, 'bc20d12afeccf308eca2652ed2b71b9e7019a80670bbe3594189b43bcfd6d8e0'),
-    6: (2118, 'b61da64f955220740d5a2a08005fe0b190dcfe813a0cf2767d976cf1a05ee9ec'),
-    7: (806, '1eaf49a34ae43e711c49eb14d7c570ef10c3aec12372ee5c43a68e134b2f78b4'),
+    1: (70, '044ae20c1743c5fbc0130d7c732cfe3fe3142ca7195a2d5dc31cb55d38fe9b19'),
+    2: (134, '3e8ed905456541f18b478aa8e96bc1f3aaeca6c4d15c27c234117a1df789256b'),
+    3: (73, '2325d80ceea8e608f813f95d8ebb66e67fae7926bdcac16baffc2f887d7ae4fa'),
+    4: (104, '3b4921684e5872737e3b9b61059ba177e72d0955016c99101478b59d2c26d61f'),
+    5: (1976, 'ba90afa75634e2919c0da6a145749a75d9ae6c5eef2e7322d2f452343a8beb46'),
+    6: (2086, '42a2cf80d6dc9e2c773f8597f3e2ef224cafa8660d3392b59a84c0d59c526b06'),
+    7: (777, '56b971c39ff303a0d7c68c366b332d109365bd9e2e77813f8196723704182f67'),
     8: (571, '0ffe21b0792277e1e408da18eb823ddd66541aa1008771ea663e8a38566ef4f3'),
     9: (827, '5f55f1d1c9756914945ee616d208e7610d0b2abe6c8ff80ff3a973cc6d0e1af3'),
     10: (323, '8648044bc77aa21dbdd4fb5c36187ebf09a42df7b833d26059a2569cbe14647d'),
 }
 SECOND = {
-    2: (160, '1fc9d784d8fadb34f53e1966f3d484aac633b6e24a7c93fdd3714c14a9ba2bd0'),
-    4: (158, '967dc6f75328e3937dfeaad679d3cf4a63726e217b80a25ac4394320bda785d6'),
+    2: (134, 'b7b783fce8d5f3065961e54e428b6fbfc65c29264bc43a52197f5ccfe40038b9'),
+    4: (104, '90a29e248025d533a6eed1b1d8c5fdb2fe5011be2681dab60c6d56cb511b3dd3'),
     11: (838, '5bb9f0c36c51aed284102255a3815cfcaa4a37524645b93d45d79c91e048da55'),
     12: (333, '01778d969e41e85c6f4649ff572bc0ce24e8b6d3c54f679a4f63dc8aceec9aa6'),
-    13: (1988, '6b467443ec4e7fa3f51daa9d2e7e0e8a6141eacec6a5aaa0956efb9ca76342b6'),
-    14: (2121, '257594f76cfaf85c5ceb6ce1fcb45010669480ec978fca837bc090e85c9e994f'),
-    15: (821, 'f62dae15b3c3f6055cdffefd94880774aa036d2f2ba04c65e65347a0ef8ddee0'),
+    13: (1956, 'c03748555b6cc8d52d8406f356a0d9b6783e0abbfd965ac09b9ad967cb172b9a'),
+    14: (2089, '2806ba6bf8831dba0f5d248b04c3aebbbc2425b83623ad86b2bd0577bab17c0c'),
+    15: (792, '69d60bd015fa8fa73c9f1c986b97b702303ad580e07a7ed703f8a7e4feb70ca6'),
 }
 
 
@@ -126,13 +142,13 @@ def test_long_lists_and_maps_are_stored_as_an_index_of_chunks():
     first, second = committed_records()
     # 600 items: chunks of 256, 256 and 88 (oids 8-10); 300 entries: chunks
     # of 128, 128 and 44 (oids 5-7).
-    assert first[2] == index(b'OList', b'ListChunk', [8, 9, 10])
-    assert first[4] == index(b'OMap', b'MapChunk', [5, 6, 7])
+    assert first[2] == list_index([8, 9, 10])
+    assert first[4] == map_index([5, 6, 7])
     assert digests(first) == FIRST
     # The change rewrites the index and the chunks that changed, no more:
     # the list's first chunk (oid 8) stays; every chunk of the map changed.
-    assert second[2] == index(b'OList', b'ListChunk', [8, 11, 12])
-    assert second[4] == index(b'OMap', b'MapChunk', [13, 14, 15])
+    assert second[2] == list_index([8, 11, 12])
+    assert second[4] == map_index([13, 14, 15])
     assert digests(second) == SECOND
 
 

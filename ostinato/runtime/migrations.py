@@ -114,10 +114,11 @@ def _chunked_maps(world):
 
 
 @step(4, 'a very long list or map keeps its chunks in runs (IndexChunk); tasks, frames '
-         'and watches are stored without what equals their defaults')
-def _indexed_chunks(world):
-    # As in step 3: a flat index of chunks, and a task stored with every
-    # attribute, still load.  The version goes up so that an older Ostinato,
-    # which cannot read runs or a task without its defaults, refuses the
-    # database.
+         'and watches are stored without what equals their defaults; the classes stored '
+         'most often are named by a code (ostinato/classcodes.py)')
+def _compact_records(world):
+    # As in step 3, nothing to convert: a flat index of chunks, a task stored
+    # with every attribute and a class named in full all still load.  The
+    # version goes up so that an older Ostinato, which cannot read the new
+    # forms, refuses the database.
     pass
