@@ -6,4 +6,4 @@ runtime -> effects; `cli` ties them together.
 __version__ = '0.1.0'
 
 # Before anything is pickled or loaded: the stored format's class codes.
-from . import classcodes  # noqa: E402,F401
+from . import classcodes  # noqa: F401
