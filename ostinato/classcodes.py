@@ -57,13 +57,13 @@ def record_class(data):
     """(module, name) of the class a stored record names, in full or by a
     code; imports nothing (ZODB's `get_pickle_metadata` does not know the
     codes)."""
-    strings = []
+    strings: list[str] = []
     for op, arg, _ in pickletools.genops(data):     # the first pickle: the class
-        if op.name == 'GLOBAL':
+        if op.name == 'GLOBAL' and isinstance(arg, str):
             module, name = arg.split(' ', 1)
             return module, name
-        if op.name in ('EXT1', 'EXT2', 'EXT4'):
-            return CODES.get(arg) or copyreg._inverted_registry.get(arg, ('', ''))
+        if op.name in ('EXT1', 'EXT2', 'EXT4') and isinstance(arg, int):
+            return CODES.get(arg, ('', ''))
         if op.name == 'STACK_GLOBAL' and len(strings) >= 2:
             return strings[-2], strings[-1]
         if isinstance(arg, str):
