@@ -312,11 +312,11 @@ def test_a_very_long_maps_runs_always_hold_its_chunks_and_only_unchanged_ones_ar
         values.INDEX, OMap.CHUNK = saved
 
 
-def test_tasks_frames_and_watches_are_stored_without_their_defaults(tmp_path):
-    """What equals its class-level default is left out of a stored task,
-    frame or watch (vm/values.py `without_defaults`), and reads the same
-    after loading; a value of another type than the default (0 for False)
-    or another value is kept."""
+def test_tasks_and_watches_are_stored_without_their_defaults_and_frames_as_tuples(tmp_path):
+    """What equals its class-level default is left out of a stored task or
+    watch (vm/values.py `without_defaults`), and reads the same after
+    loading; a value of another type than the default (0 for False) or
+    another value is kept.  A frame is stored as a tuple (Frame.FIELDS)."""
     from ostinato.compiler.code import Code
     from ostinato.runtime.world import Watch
     from ostinato.vm.values import Frame, Task
@@ -329,7 +329,7 @@ def test_tasks_frames_and_watches_are_stored_without_their_defaults(tmp_path):
     task.watch_depth = False        # not the default 0: another type
     watch = Watch(3, task, [], 'change')
     assert sorted(task.__getstate__()) == ['frame', 'id', 'name', 'result', 'state', 'watch_depth']
-    assert sorted(frame.__getstate__()) == ['code', 'goal', 'locals', 'module', 'stack']
+    assert frame.__getstate__() == (code, None, None, None, None, 0, [], [None], ())
     assert sorted(watch.__getstate__()) == ['id', 'objs', 'task']
     db = ZODB.DB(str(tmp_path / 'db.fs'))
     try:
@@ -344,6 +344,7 @@ def test_tasks_frames_and_watches_are_stored_without_their_defaults(tmp_path):
         assert t.result == 0 and t.result is not None
         assert t.watch_depth is False
         assert (t.frame.pc, t.frame.handlers, t.frame.parent, t.frame.caller) == (0, (), None, None)
+        assert (t.frame.code.nlocals, t.frame.stack, t.frame.locals) == (1, [], [None])
         assert (w.kind, w.dirty, w.task is t) == ('change', False, True)
         check.close()
     finally:

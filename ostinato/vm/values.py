@@ -569,7 +569,7 @@ _PLAIN = (type(None), bool, int, str)
 def without_defaults(cls, state):
     """A stored state without the attributes equal to their class-level
     default (None, a bool, an int or a string, of the same type): a record
-    with many attributes that are mostly unset (a task, a frame) is stored
+    with many attributes that are mostly unset (a task, a watch) is stored
     at about half its size, and loads the same, since what is left out
     reads the default.  The class must keep those defaults (the stored
     format depends on them)."""
@@ -592,17 +592,26 @@ class Frame(Persistent):
 
     # Defaults for what a fast call leaves unset: a frame starts at pc 0 with
     # no handlers (whoever adds a handler first gives the frame its own list).
-    # The stored state leaves out what equals its default (`without_defaults`).
     pc = 0
     handlers = ()
     parent = None
     caller = None
 
+    # A frame is stored as the tuple of these, in this order (a waiting
+    # dialogue keeps two or more frames, and every turn writes one or two):
+    # a dict would add each name, 70 bytes a frame.  A frame stored as a dict
+    # (schema 4 and older) still loads.
+    FIELDS = ('code', 'goal', 'module', 'parent', 'caller', 'pc', 'stack', 'locals', 'handlers')
+
     def __getstate__(self):
-        state = without_defaults(Frame, super().__getstate__())
-        if not state.get('handlers', True):
-            del state['handlers']       # empty: loads as the default ()
-        return state
+        d = self.__dict__
+        return (d['code'], d['goal'], d['module'], d.get('parent'), d.get('caller'),
+                d.get('pc', 0), d['stack'], d['locals'], d.get('handlers') or ())
+
+    def __setstate__(self, state):
+        if type(state) is tuple:
+            state = dict(zip(Frame.FIELDS, state))
+        super().__setstate__(state)
 
     def __init__(self, code, goal, module, parent, caller):
         self.code = code
