@@ -8,13 +8,13 @@ import importlib
 import os
 import subprocess
 import sys
-import time
 
 import pytest
 import transaction
 from ZODB.POSException import ConflictError
 
 from ostinato.classcodes import CODES, record_class
+from waiting import wait_for
 
 # Never change a line of this: databases on disk name their classes so.
 PINNED = {
@@ -70,15 +70,6 @@ def test_the_class_a_record_names_is_read_by_code_or_in_full(tmp_path):
         db.close()
 
 
-def wait_for(pred, timeout=60):
-    end = time.time() + timeout
-    while time.time() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def concurrent_additions(tmp_path, server_module):
     """Two clients of a ZEO server run by `python -m server_module` add an
     entry each to the same BTree bucket, from the same state; returns the
@@ -93,7 +84,7 @@ def concurrent_additions(tmp_path, server_module):
                               stderr=subprocess.DEVNULL)
     dbs = []
     try:
-        assert wait_for(lambda: os.path.exists(sock)), 'the ZEO server did not start'
+        wait_for(lambda: os.path.exists(sock), 'the ZEO server')
         dbs = [ZEO.DB(sock), ZEO.DB(sock)]
         tm0, tm1 = transaction.TransactionManager(), transaction.TransactionManager()
         c0, c1 = dbs[0].open(tm0), dbs[1].open(tm1)
@@ -103,7 +94,7 @@ def concurrent_additions(tmp_path, server_module):
         def sees_the_tree():
             tm1.begin()
             return 'tree' in c1.root()
-        assert wait_for(sees_the_tree)
+        wait_for(sees_the_tree, 'the first commit, seen by the other client')
         tree1 = c1.root()['tree']       # loaded before the other's change
         len(tree1)
         c0.root()['tree'][100] = OList([100])
