@@ -32,7 +32,7 @@ PINNED = {
     251: ('ostinato.runtime.world', 'Watch'),
     252: ('ostinato.runtime.world', 'ReadyLink'),
     253: ('ostinato.runtime.world', 'OutMessage'),
-    254: ('BTrees.IOBTree', 'IOBTree'),
+    254: ('ostinato.runtime.world', 'WatchTree'),
     255: ('BTrees.IOBTree', 'IOBucket'),
 }
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from BTrees.OOBTree import OOBTree
 
-from .world import SCHEMA_VERSION, Outbox, ReadyQueue
+from .world import SCHEMA_VERSION, Outbox, ReadyQueue, WatchTree
 
 # from-version -> (what the step does, function(world))
 STEPS = {}
@@ -115,10 +115,12 @@ def _chunked_maps(world):
 
 @step(4, 'a very long list or map keeps its chunks in runs (IndexChunk); tasks and '
          'watches are stored without what equals their defaults, frames as tuples; the '
-         'classes stored most often are named by a code (ostinato/classcodes.py)')
+         'classes stored most often are named by a code (ostinato/classcodes.py); the '
+         'active watches are a WatchTree')
 def _compact_records(world):
-    # As in step 3, nothing to convert: a flat index of chunks, a task stored
-    # with every attribute, a frame stored as a dict and a class named in
-    # full all still load.  The version goes up so that an older Ostinato,
-    # which cannot read the new forms, refuses the database.
-    pass
+    # Nothing else to convert: a flat index of chunks, a task stored with
+    # every attribute, a frame stored as a dict and a class named in full
+    # all still load, and an object's watches in an IOBTree still work.  The
+    # version goes up so that an older Ostinato, which cannot read the new
+    # forms, refuses the database.
+    world.watches = WatchTree(world.watches)

@@ -12,9 +12,7 @@ ended tasks (runtime/report.py).
 """
 from __future__ import annotations
 
-from BTrees.IOBTree import IOBTree
-
-from .world import Watch
+from .world import Watch, WatchTree
 
 
 def register(world, task, objs, kind):
@@ -30,7 +28,7 @@ def register(world, task, objs, kind):
         watch.objs.append(o)
         tree = getattr(o, '_ow', None)
         if tree is None:
-            tree = o._ow = IOBTree()
+            tree = o._ow = WatchTree()
         tree[watch.id] = watch
     world.watches[watch.id] = watch
     return watch

@@ -53,6 +53,20 @@ class Watch(Persistent):
         return V.without_defaults(Watch, super().__getstate__())
 
 
+class WatchTree(IOBTree):
+    """Watches by id: the active ones (`world.watches`) and those of one
+    object (its `_ow`, runtime/watches.py).  Every turn of a waiting task
+    takes a watch out of these and puts a new one in, at the end, so a
+    turn rewrites the bucket each touches, and the internal node above
+    when a bucket splits or empties.  An IOBTree's buckets hold up to 120
+    entries and its internal nodes 500: with 10,000 dialogues waiting on
+    one module, those rewrites made a message write a quarter more than
+    with 10.  Smaller ones keep the rewrites small."""
+
+    max_leaf_size = 30
+    max_internal_size = 64
+
+
 class ReadyLink(Persistent):
     """One place in the ready queue: a small record of its own, so that
     queueing a task writes this record and the one before it, however long
@@ -156,7 +170,7 @@ class World(Persistent):
         self.seq = 0
         self.next_task_id = 1
         self.next_watch_id = 1
-        self.watches = IOBTree()   # id -> Watch (active)
+        self.watches = WatchTree()   # id -> Watch (active)
         self.running = OOBTree()   # worker name -> the task whose turn it is running
         self.error_type = V.make_error_type()   # one per database
         self.outbox = Outbox()
