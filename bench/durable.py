@@ -370,10 +370,10 @@ def written_by_class(path, commits, n):
     """To stderr: what the last `commits` commits of `path` (those of the
     burst's run, for n messages) wrote, by class of record."""
     from ZODB.FileStorage import FileStorage
-    from ZODB.utils import get_pickle_metadata
+    from ostinato.classcodes import record_class
     storage = FileStorage(path, read_only=True)
     try:
-        txns = [[(get_pickle_metadata(r.data)[1], len(r.data or b'')) for r in t]
+        txns = [[(record_class(r.data)[1], len(r.data or b'')) for r in t]
                 for t in storage.iterator()]
     finally:
         storage.close()

@@ -10,7 +10,8 @@ import os
 
 import pytest
 from ZODB.FileStorage import FileStorage
-from ZODB.utils import get_pickle_metadata
+
+from ostinato.classcodes import record_class
 
 FIXTURES = os.path.join(os.path.dirname(__file__), 'fixtures')
 DATABASES = sorted(glob.glob(os.path.join(FIXTURES, 'schema-*', '*.fs')))
@@ -23,7 +24,7 @@ def stored_classes(path):
         for txn in storage.iterator():
             for record in txn:
                 if record.data:
-                    found.add(get_pickle_metadata(record.data))
+                    found.add(record_class(record.data))
         return found
     finally:
         storage.close()

@@ -83,7 +83,7 @@ def test_two_workers_share_the_tasks(tmp_path):
     """Every step of every job runs exactly once, split between two workers."""
     shutil.copy(HERE / 'serve' / 'workers.ost', tmp_path)
     sock = free_unix_socket(tmp_path)
-    zeo = subprocess.Popen([sys.executable, '-m', 'ZEO.runzeo', '-a', sock, '-f',
+    zeo = subprocess.Popen([sys.executable, '-m', 'ostinato.zeo', '-a', sock, '-f',
                             str(tmp_path / 'shared.fs')], cwd=tmp_path,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     workers = []

@@ -124,3 +124,21 @@ def test_chunked_map_keeps_its_order_through_storage_and_change():
     copy = OMap.__new__(OMap)
     copy.__setstate__(m.__getstate__())
     assert list(copy.d.items()) == list(m.d.items())
+
+
+def test_very_long_lists_and_maps_survive_the_store_everything_reload(monkeypatch):
+    """A very long list or map is stored as runs of chunks (vm/values.py
+    INDEX); the test mode that stores and reloads everything
+    (runtime/runner.py `reload`) sets their states in an order that lets
+    each join what it names."""
+    from ostinato.vm import values
+    from ostinato.vm.values import OMap
+    monkeypatch.setattr(values, 'INDEX', 2)
+    lst = OList(list(range(2000)))
+    m = OMap({'k%d' % i: OList([i]) for i in range(1000)})
+    holder = OList([lst, m])
+    assert 'index' in lst.__getstate__() and 'index' in m.__getstate__()
+    copy, _ = reload(holder)
+    lst2, m2 = copy.items
+    assert lst2.items == list(range(2000))
+    assert list(m2.d) == list(m.d) and [v.items for v in m2.d.values()] == [[i] for i in range(1000)]

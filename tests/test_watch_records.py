@@ -19,8 +19,8 @@ import io
 import sys
 
 from ZODB.FileStorage import FileStorage
-from ZODB.utils import get_pickle_metadata
 
+from ostinato.classcodes import record_class
 from ostinato.runtime.scheduler import Scheduler
 from ostinato.runtime.store import Store
 from ostinato.runtime.txn import StoreTransactions
@@ -145,7 +145,7 @@ class Program:
         try:
             last = None
             for txn in storage.iterator():
-                last = [get_pickle_metadata(r.data)[1] for r in txn]
+                last = [record_class(r.data)[1] for r in txn]
             return sorted(last)
         finally:
             storage.close()

@@ -22,6 +22,15 @@ def sleeping_on(world, t, objs):
     return w
 
 
+def waker(woken):
+    """A scheduler's make_ready for watches.changed: the woken tasks, in
+    order; each keeps the watch that woke it."""
+    def wake(task, keep_watch=False):
+        assert keep_watch
+        woken.append(task)
+    return wake
+
+
 def test_a_change_wakes_sleepers_in_order_and_empties_the_indexes():
     world = World()
     a, b, other = OList(), OList(), OList()
@@ -31,19 +40,19 @@ def test_a_change_wakes_sleepers_in_order_and_empties_the_indexes():
     w3 = sleeping_on(world, t3, [other])
     assert w1.objs == [a, b]                  # each object once
     woken = []
-    watches.changed(world, a, woken.append)
+    watches.changed(world, a, waker(woken))
     assert woken == [t1, t2]
     assert w1.dirty and w2.dirty and not w3.dirty
     assert list(world.watches.keys()) == [w3.id]
     # The woken tasks keep their watches, inactive, until their next turn
     # releases them: a second change fires nothing.
     assert t1.waiting is w1 and t2.waiting is w2
-    watches.changed(world, a, woken.append)
+    watches.changed(world, a, waker(woken))
     assert woken == [t1, t2]
     watches.release(world, t1)
     watches.release(world, t2)
     assert not a._ow and not b._ow and list(other._ow.keys()) == [w3.id]
-    watches.changed(world, a, woken.append)   # nothing left to fire
+    watches.changed(world, a, waker(woken))   # nothing left to fire
     assert woken == [t1, t2]
 
 
@@ -53,7 +62,7 @@ def test_a_token_that_no_task_sleeps_on_is_marked_but_wakes_no_one():
     t = task(world, 'loop')
     token = watches.register(world, t, [box], 'token')
     woken = []
-    watches.changed(world, box, woken.append)
+    watches.changed(world, box, waker(woken))
     assert token.dirty and woken == []
 
 

@@ -111,3 +111,14 @@ def _chunked_maps(world):
     # chunks the next time it changes.  The version goes up so that an
     # older Ostinato, which cannot read chunked maps, refuses the database.
     pass
+
+
+@step(4, 'a very long list or map keeps its chunks in runs (IndexChunk); tasks and '
+         'watches are stored without what equals their defaults, frames as tuples; the '
+         'classes stored most often are named by a code (ostinato/classcodes.py)')
+def _compact_records(world):
+    # As in step 3, nothing to convert: a flat index of chunks, a task stored
+    # with every attribute, a frame stored as a dict and a class named in
+    # full all still load.  The version goes up so that an older Ostinato,
+    # which cannot read the new forms, refuses the database.
+    pass

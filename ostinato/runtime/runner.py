@@ -192,14 +192,15 @@ def reload(root):
         u = pickle.Unpickler(io.BytesIO(data))
         u.persistent_load = fresh.__getitem__
         states.append(u.load())
-    # A long list joins its chunks when its state is set, so chunked lists
-    # come last (ZODB would load the chunks on demand).
-    pairs = list(zip(fresh, states))
-    chunked = lambda st: type(st) is dict and 'chunks' in st
+    # A long list joins its chunks when its state is set, and a very long one
+    # its runs of chunks first (vm/values.py): so plain states are set
+    # first, then those that name chunks, then those that name runs (ZODB
+    # would load them on demand).
+    def order(state):
+        if type(state) is not dict:
+            return 0
+        return 2 if 'index' in state else 1 if 'chunks' in state else 0
+    pairs = sorted(zip(fresh, states), key=lambda pair: order(pair[1]))
     for obj, state in pairs:
-        if not chunked(state):
-            obj.__setstate__(state)
-    for obj, state in pairs:
-        if chunked(state):
-            obj.__setstate__(state)
+        obj.__setstate__(state)
     return fresh[0], len(fresh)

@@ -189,10 +189,15 @@ class Scheduler:
         self.world.ready.append(t)
         return t
 
-    def make_ready(self, task, front=False):
-        watches.release(self.world, task)
+    def make_ready(self, task, front=False, keep_watch=False):
+        """Queue `task` (at the front: before every other ready task).  Its
+        watch is released, unless `keep_watch`: a watch that just fired
+        stays in `task.waiting` and in the indexes until the task's next
+        turn (runtime/watches.py `changed` says why)."""
+        if not keep_watch:
+            watches.release(self.world, task)
+            task.waiting = None
         task.state = 'ready'
-        task.waiting = None
         task.since = None
         if front:
             self.world.ready.appendleft(task)

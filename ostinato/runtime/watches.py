@@ -38,8 +38,9 @@ def register(world, task, objs, kind):
 
 def changed(world, obj, wake):
     """`obj` changed: every active watch on it fires -- marked dirty and
-    taken out of `world.watches` -- and wake(task) is called for each task
-    that sleeps on one of them, in the order the watches were made.
+    taken out of `world.watches` -- and wake(task, keep_watch=True) is
+    called for each task that sleeps on one of them, in the order the
+    watches were made.
 
     A watch a task sleeps on stays in the objects' indexes, inactive (the
     indexes skip ids not in `world.watches`), and in the task's `waiting`,
@@ -59,9 +60,7 @@ def changed(world, obj, wake):
         w.dirty = True
         t = w.task
         if t.waiting is w:
-            t.waiting = None        # so that wake() does not release it
-            wake(t)
-            t.waiting = w
+            wake(t, keep_watch=True)
         else:
             drop(w)
 

@@ -21,7 +21,7 @@ from persistent import Persistent
 
 from ..vm import values as V
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 class Watch(Persistent):
@@ -37,12 +37,20 @@ class Watch(Persistent):
     one.  One that fired and woke its task stays in the indexes and in the
     task's `waiting` until the task's next turn (runtime/watches.py `changed`)."""
 
+    # The stored state leaves out what equals these (vm/values.py
+    # `without_defaults`).
+    kind = 'change'
+    dirty = False
+
     def __init__(self, wid, task, objs, kind):
         self.id = wid
         self.task = task
         self.objs = objs
         self.kind = kind
         self.dirty = False
+
+    def __getstate__(self):
+        return V.without_defaults(Watch, super().__getstate__())
 
 
 class ReadyLink(Persistent):

@@ -80,32 +80,81 @@ class OstRaise(Exception):
 # attribute that holds its contents.  The chunks last stored or loaded are
 # kept in the volatile `_v_chunks`, so the next store reuses the unchanged
 # ones.  The two classes differ only in how they cut and join the chunks.
+#
+# `_v_chunks` holds each chunk with its contents, (chunk, its items or
+# pairs), and the next store compares those: ZODB's cache turns the chunks
+# of a big map back into ghosts once they are more than it keeps (400
+# objects), and reading a ghost's contents loads its record again.  At
+# 100,000 threads that was every chunk again at every new dialogue, 300 ms.
+#
+# A very long one (more than 2 * INDEX chunks: 32,768 entries of a map,
+# 65,536 items of a list) has `index` in place of `chunks`: the chunks in
+# runs of INDEX, each run a record of its own (IndexChunk), so that the
+# record every growth rewrites stays short too.  Without it, the channel's
+# map of threads at 100,000 threads was an index of 781 references, about
+# 11 KB written again for every new dialogue.
+
+INDEX = 64
+
 
 def _chunked_state(obj, base_state, attr, size, cut):
     """The state to store for `obj` (an OList or OMap): `base_state()`, the
     plain Persistent state, while `size` is at most two chunks; else that
-    state with `attr` replaced by `cut(chunks stored before)`."""
+    state with `attr` replaced by `cut(chunks stored before)`, or by their
+    index when they are many."""
     if size <= 2 * obj.CHUNK:
         return base_state()
-    chunks = cut(obj.__dict__.get('_v_chunks') or ())
-    obj._v_chunks = chunks
+    held = obj._v_chunks = cut(obj.__dict__.get('_v_chunks') or ())
+    chunks = [c for c, _ in held]
     state = dict(base_state())   # other attributes (its watchers)
     del state[attr]
-    state['chunks'] = chunks
+    if len(chunks) <= 2 * INDEX:
+        state['chunks'] = chunks
+    else:
+        runs = obj._v_index = _index(chunks, obj.__dict__.get('_v_index') or ())
+        state['index'] = [r for r, _ in runs]
     return state
+
+
+def _index(chunks, old):
+    """`chunks` in runs of INDEX, as (IndexChunk, its chunks), reusing the
+    runs of `old` that hold the same chunks: a growing list or map rewrites
+    only its last run."""
+    runs = []
+    for k, i in enumerate(range(0, len(chunks), INDEX)):
+        run = chunks[i:i + INDEX]
+        prev = old[k] if k < len(old) else None
+        if prev is not None and len(prev[1]) == len(run) and all(map(operator.is_, prev[1], run)):
+            runs.append(prev)
+        else:
+            runs.append((IndexChunk(run), run))
+    return runs
 
 
 def _set_chunked_state(obj, state, base_setstate, attr, join):
     """Load a state made by `_chunked_state`: `attr` from `join(chunks)`."""
-    chunks = state.get('chunks')
+    index = state.get('index')
+    chunks = state.get('chunks') if index is None else [c for run in index for c in run.chunks]
     if chunks is None:
         base_setstate(state)
         return
     state = dict(state)
-    del state['chunks']
-    state[attr] = join(chunks)
+    state.pop('chunks', None)
+    state.pop('index', None)
+    contents = join(chunks)
+    state[attr] = contents[0]
     base_setstate(state)
-    obj._v_chunks = list(chunks)
+    obj._v_chunks = list(zip(chunks, contents[1]))
+    if index is not None:
+        obj._v_index = [(run, run.chunks) for run in index]
+
+
+class IndexChunk(Persistent):
+    """A stored run of a very long list's or map's chunks (ListChunk or
+    MapChunk), at most INDEX of them.  Never changed once stored."""
+
+    def __init__(self, chunks):
+        self.chunks = chunks
 
 
 def _same_pairs(keys, values, pos, stored):
@@ -121,17 +170,21 @@ _key, _value = operator.itemgetter(0), operator.itemgetter(1)
 
 
 def _join_items(chunks):
+    """(the list's items, each chunk's items)."""
+    parts = [c.items for c in chunks]
     items = []
-    for c in chunks:
-        items.extend(c.items)
-    return items
+    for part in parts:
+        items.extend(part)
+    return items, parts
 
 
 def _join_pairs(chunks):
+    """(the map's dict, each chunk's pairs)."""
+    parts = [c.pairs for c in chunks]
     d = {}
-    for c in chunks:
-        d.update(c.pairs)
-    return d
+    for part in parts:
+        d.update(part)
+    return d, parts
 
 
 class ListChunk(Persistent):
@@ -161,7 +214,8 @@ class OList(Persistent):
         return _chunked_state(self, super().__getstate__, 'items', len(self.items), self._chunks)
 
     def _chunks(self, old):
-        """The chunks of `items`, reusing those of `old` whose slice is unchanged."""
+        """The chunks of `items`, as (ListChunk, its items), reusing those of
+        `old` whose slice is unchanged."""
         items = self.items
         n = self.CHUNK
         chunks = []
@@ -169,11 +223,11 @@ class OList(Persistent):
             piece = items[i:i + n]
             k = i // n
             prev = old[k] if k < len(old) else None
-            if prev is not None and len(prev.items) == len(piece) and \
-                    all(a is b for a, b in zip(prev.items, piece)):
+            if prev is not None and len(prev[1]) == len(piece) and \
+                    all(map(operator.is_, prev[1], piece)):
                 chunks.append(prev)          # unchanged: its record stays as it is
             else:
-                chunks.append(ListChunk(piece))
+                chunks.append((ListChunk(piece), piece))
         return chunks
 
     def __setstate__(self, state):
@@ -199,6 +253,10 @@ class MapChunk(Persistent):
         self.pairs = pairs
 
 
+def _map_chunk(pairs):
+    return MapChunk(pairs), pairs
+
+
 class OMap(Persistent):
     """A mutable map with insertion order.  `d` is a plain Python dict; it never
     holds None as a value (storing none removes the key).
@@ -220,7 +278,8 @@ class OMap(Persistent):
         return _chunked_state(self, super().__getstate__, 'd', len(self.d), self._chunks)
 
     def _chunks(self, old):
-        """The chunks of `d`, reusing those of `old` whose entries are unchanged.
+        """The chunks of `d`, as (MapChunk, its pairs), reusing those of
+        `old` whose entries are unchanged.
 
         A dict keeps its keys in insertion order: the keys of the stored
         chunks that are still there come first, in their order, then the
@@ -236,29 +295,28 @@ class OMap(Persistent):
         chunks = []
         pos = 0
         for prev in old:
-            size = len(prev.pairs)
-            if _same_pairs(keys, values, pos, prev.pairs):
+            pairs = prev[1]
+            if _same_pairs(keys, values, pos, pairs):
                 chunks.append(prev)          # unchanged: its record stays as it is
-                pos += size
+                pos += len(pairs)
                 continue
             take = []
-            for key, value in prev.pairs:
+            for key, value in pairs:
                 if pos < len(keys) and keys[pos] == key:
                     take.append((keys[pos], values[pos]))
                     pos += 1
             if take:
-                chunks.append(MapChunk(take))
+                chunks.append(_map_chunk(take))
         rest = list(zip(keys[pos:], values[pos:]))
-        if rest and chunks and len(chunks[-1].pairs) < n:
-            last = chunks.pop()
-            rest = last.pairs + rest
+        if rest and chunks and len(chunks[-1][1]) < n:
+            rest = chunks.pop()[1] + rest
         for i in range(0, len(rest), n):
-            chunks.append(MapChunk(rest[i:i + n]))
+            chunks.append(_map_chunk(rest[i:i + n]))
         # Chunks emptied by deletions merge with their neighbour.
         merged = []
         for c in chunks:
-            if merged and len(merged[-1].pairs) + len(c.pairs) <= n // 2:
-                merged[-1] = MapChunk(merged[-1].pairs + c.pairs)
+            if merged and len(merged[-1][1]) + len(c[1]) <= n // 2:
+                merged[-1] = _map_chunk(merged[-1][1] + c[1])
             else:
                 merged.append(c)
         return merged
@@ -522,6 +580,24 @@ class OModule(Persistent):
         return '<OModule %s>' % self.name
 
 
+_PLAIN = (type(None), bool, int, str)
+
+
+def without_defaults(cls, state):
+    """A stored state without the attributes equal to their class-level
+    default (None, a bool, an int or a string, of the same type): a record
+    with many attributes that are mostly unset (a task, a watch) is stored
+    at about half its size, and loads the same, since what is left out
+    reads the default.  The class must keep those defaults (the stored
+    format depends on them)."""
+    out = {}
+    for k, v in state.items():
+        d = cls.__dict__.get(k, state)       # `state`: no default
+        if type(d) is not type(v) or type(v) not in _PLAIN or d != v:
+            out[k] = v
+    return out
+
+
 class Frame(Persistent):
     """One activation: code, program counter, its own value stack, its local
     slots, the dynamic caller, the lexical parent, and the goal (the Function,
@@ -535,6 +611,24 @@ class Frame(Persistent):
     # no handlers (whoever adds a handler first gives the frame its own list).
     pc = 0
     handlers = ()
+    parent = None
+    caller = None
+
+    # A frame is stored as the tuple of these, in this order (a waiting
+    # dialogue keeps two or more frames, and every turn writes one or two):
+    # a dict would add each name, 70 bytes a frame.  A frame stored as a dict
+    # (schema 4 and older) still loads.
+    FIELDS = ('code', 'goal', 'module', 'parent', 'caller', 'pc', 'stack', 'locals', 'handlers')
+
+    def __getstate__(self):
+        d = self.__dict__
+        return (d['code'], d['goal'], d['module'], d.get('parent'), d.get('caller'),
+                d.get('pc', 0), d['stack'], d['locals'], d.get('handlers') or ())
+
+    def __setstate__(self, state):
+        if type(state) is tuple:
+            state = dict(zip(Frame.FIELDS, state))
+        super().__setstate__(state)
 
     def __init__(self, code, goal, module, parent, caller):
         self.code = code
@@ -562,9 +656,21 @@ class Frame(Persistent):
 class Task(Persistent):
     """A task: its current (innermost) frame and its outcome.
 
-    Attributes added after the first stored tasks have class-level defaults
-    (the ZODB way), so a task stored before they existed reads them."""
+    Every attribute has a class-level default -- those added after the first
+    stored tasks so that a task stored before they existed reads them (the
+    ZODB way), the others so that the stored state can leave out what
+    equals its default: a waiting task's record, 421 bytes with all of
+    them, is 237 without (`without_defaults`)."""
 
+    done = False
+    result = None
+    error = None
+    state = 'ready'
+    resume = None
+    watch_depth = 0
+    reads = None
+    traceback = None
+    raised_at = None
     module = None
     importer = None
     reported = False
@@ -592,6 +698,9 @@ class Task(Persistent):
         self.module = None        # for a module's top-level task: the module
         self.importer = None      # the task waiting for this module load
         self.reported = False     # its uncaught error was reported
+
+    def __getstate__(self):
+        return without_defaults(Task, super().__getstate__())
 
     def __repr__(self):
         return '<Task %s %s>' % (self.id, self.name)
