@@ -64,7 +64,10 @@ def schema_of(db):
     from ZODB.FileStorage import FileStorage
     zdb = DB(FileStorage(db, read_only=True))
     try:
-        return zdb.open().root()[ROOT_KEY].schema
+        world = zdb.open().root()[ROOT_KEY]
+        # What every step made of the world: the newest form of each part.
+        assert type(world.watches).__name__ == 'WatchTree'
+        return world.schema
     finally:
         zdb.close()
 
