@@ -24,7 +24,6 @@ load.
 from __future__ import annotations
 
 import copyreg
-import pickletools
 
 # code -> (module, class).  Full: 240-255 are all the private-use codes.
 CODES = {
@@ -58,6 +57,7 @@ def record_class(data):
     """(module, name) of the class a stored record names, in full or by a
     code; imports nothing (ZODB's `get_pickle_metadata` does not know the
     codes)."""
+    import pickletools      # here, not at start-up: every command imports this module
     strings: list[str] = []
     for op, arg, _ in pickletools.genops(data):     # the first pickle: the class
         if op.name == 'GLOBAL' and isinstance(arg, str):
