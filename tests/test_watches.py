@@ -51,7 +51,7 @@ def test_a_change_wakes_sleepers_in_order_and_empties_the_indexes():
     assert woken == [t1, t2]
     watches.release(world, t1)
     watches.release(world, t2)
-    assert not a._ow and not b._ow and list(other._ow.keys()) == [w3.id]
+    assert not watches.of(a) and not watches.of(b) and watches.of(other) == (w3,)
     watches.changed(world, a, waker(woken))   # nothing left to fire
     assert woken == [t1, t2]
 
@@ -74,8 +74,53 @@ def test_unwatch_and_pruning_an_ended_task_leave_the_others():
     sleeping_on(world, ended, [box])
     dropped = sleeping_on(world, gone, [box])
     watches.unwatch(world, dropped)
-    assert sorted(box._ow.keys()) == sorted(world.watches.keys())
+    assert sorted(w.id for w in watches.of(box)) == sorted(world.watches.keys())
     ended.done, ended.state = True, 'done'
     assert prune_ended(world) == 1
     assert list(world.watches.keys()) == [keep.id]
-    assert list(box._ow.keys()) == [keep.id]
+    assert watches.of(box) == (keep,)
+
+
+def test_an_object_keeps_a_few_watches_in_its_own_record_then_a_tree():
+    """Up to watches.INLINE watches live in the object's own record (one as
+    itself, more as a tuple); one more turns the index into a WatchTree,
+    which keeps them all.  A module's index is always a tree.  Whatever the
+    form, a change wakes the sleepers in the order they began to watch."""
+    from ostinato.runtime.world import Watch, WatchTree
+    from ostinato.vm.values import OModule
+    world = World()
+    box, module = OList(), OModule('m')
+    ts = [task(world, 't%d' % i) for i in range(watches.INLINE + 2)]
+    ws = [sleeping_on(world, ts[0], [box, module])]
+    assert type(box._ow) is Watch and type(module._ow) is WatchTree
+    for t in ts[1:watches.INLINE]:
+        ws.append(sleeping_on(world, t, [box]))
+    assert type(box._ow) is tuple and watches.of(box) == tuple(ws)
+    ws.append(sleeping_on(world, ts[watches.INLINE], [box]))
+    assert type(box._ow) is WatchTree and watches.of(box) == tuple(ws)
+    ws.append(sleeping_on(world, ts[-1], [box]))
+    woken = []
+    watches.changed(world, box, waker(woken))
+    assert woken == ts
+    for t in ts:
+        watches.release(world, t)
+    assert not watches.of(box) and not watches.of(module)
+
+
+def test_an_inline_index_shrinks_back_and_leaves_the_record_when_empty():
+    world = World()
+    box = OList()
+    t1, t2, t3 = task(world, 't1'), task(world, 't2'), task(world, 't3')
+    w1 = sleeping_on(world, t1, [box])
+    w2 = sleeping_on(world, t2, [box])
+    w3 = sleeping_on(world, t3, [box])
+    watches.unwatch(world, w2)
+    assert watches.of(box) == (w1, w3)
+    watches.unwatch(world, w1)
+    assert box._ow is w3
+    watches.unwatch(world, w3)
+    assert '_ow' not in box.__dict__ and not watches.of(box)
+    watches.unwatch(world, w3)          # again: nothing to do
+    woken = []
+    watches.changed(world, box, waker(woken))
+    assert woken == []

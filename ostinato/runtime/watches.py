@@ -2,9 +2,26 @@
 
 A `Watch` (runtime/world.py) records the objects one watched evaluation of a
 task read (docs/language.md §15.2).  The world keeps the active ones by id
-(`world.watches`); each watched object keeps its own in `_ow`, a BTree of
-its own keyed by watch id (so in the order they were made): adding a
-waiter writes a small bucket, never the watched object's record again.
+(`world.watches`); each watched object keeps its own in `_ow`, in the order
+they were made, in one of these forms:
+
+- no `_ow`: no watch;
+- a Watch, or a tuple of up to INLINE of them: kept in the object's own
+  record.  Most objects are watched by one task (a chat dialogue waits on
+  its thread, the thread's messages and the last message, which no other
+  task watches), and an index of their own was a record per object -- 49
+  bytes, and a 42-byte FileStorage header -- about 270 of the 2,340 bytes
+  a waiting dialogue kept;
+- a WatchTree (a BTree keyed by watch id; an IOBTree in a database of
+  schema 5 or older) once more watch it, and always for a module, whose
+  record (its namespace) is big and read by many tasks: adding a waiter
+  then writes a small bucket, never the watched object's record again.
+
+An index in the object's own record means two workers sharing a ZEO server
+that change the waiters of one object both write its record: the second
+commit gets a ConflictError, and its turn (or intake) is run again from the
+new state (runtime/scheduler.py `run_one`, store.py `transact`), so no wake
+is lost.  A tree's buckets resolve such conflicts instead (ostinato/zeo.py).
 
 These functions work on the world alone: the scheduler calls them (and
 passes its `make_ready` as `wake`), and so does `db pack`'s pruning of
@@ -12,7 +29,59 @@ ended tasks (runtime/report.py).
 """
 from __future__ import annotations
 
+from ..vm.values import OModule
 from .world import Watch, WatchTree
+
+# At most this many watches are kept in an object's own record; one more
+# turns its index into a WatchTree (which stays one).
+INLINE = 4
+
+
+def of(obj):
+    """The watches in `obj`'s index, in the order they were made (fired
+    ones that a task still holds included)."""
+    ws = getattr(obj, '_ow', None)
+    if ws is None:
+        return ()
+    if type(ws) is Watch:
+        return (ws,)
+    if type(ws) is tuple:
+        return ws
+    return tuple(ws.values())
+
+
+def _add(o, watch):
+    ws = getattr(o, '_ow', None)
+    if ws is None:
+        if type(o) is OModule:
+            o._ow = WatchTree({watch.id: watch})
+        else:
+            o._ow = watch
+    elif type(ws) is Watch:
+        o._ow = (ws, watch)
+    elif type(ws) is tuple:
+        if len(ws) < INLINE:
+            o._ow = ws + (watch,)
+        else:
+            tree = WatchTree({w.id: w for w in ws})
+            tree[watch.id] = watch
+            o._ow = tree
+    else:
+        ws[watch.id] = watch
+
+
+def _remove(o, watch):
+    ws = getattr(o, '_ow', None)
+    if ws is None:
+        return
+    if ws is watch:
+        del o._ow
+    elif type(ws) is tuple:
+        if any(w is watch for w in ws):
+            rest = tuple(w for w in ws if w is not watch)
+            o._ow = rest[0] if len(rest) == 1 else rest
+    elif type(ws) is not Watch and watch.id in ws:
+        del ws[watch.id]
 
 
 def register(world, task, objs, kind):
@@ -26,10 +95,7 @@ def register(world, task, objs, kind):
             continue
         seen.add(id(o))
         watch.objs.append(o)
-        tree = getattr(o, '_ow', None)
-        if tree is None:
-            tree = o._ow = WatchTree()
-        tree[watch.id] = watch
+        _add(o, watch)
     world.watches[watch.id] = watch
     return watch
 
@@ -48,10 +114,7 @@ def changed(world, obj, wake):
     intake wrote the indexes of the module, the thread, its messages and
     the last reply, and the turn that answered wrote them again).  A token
     no task sleeps on is dropped at once."""
-    ws = getattr(obj, '_ow', None)
-    if not ws:
-        return
-    for w in list(ws.values()):
+    for w in of(obj):
         if w.id not in world.watches:
             continue
         del world.watches[w.id]
@@ -84,9 +147,7 @@ def unwatch(world, watch):
 def drop(watch):
     """Remove `watch` from the indexes of the objects it watches."""
     for o in watch.objs:
-        tree = getattr(o, '_ow', None)
-        if tree is not None and watch.id in tree:
-            del tree[watch.id]
+        _remove(o, watch)
 
 
 def unwatch_where(world, pred):

@@ -21,7 +21,7 @@ from persistent import Persistent
 
 from ..vm import values as V
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 
 class Watch(Persistent):
@@ -30,9 +30,9 @@ class Watch(Persistent):
     kind 'change' (wait until / wait while / x!): the task sleeps until one of
     the objects changes.  kind 'token' (reactive for): the loop checks `dirty`
     after each pass and sleeps on the watch only when nothing changed yet.
-    Each object keeps its watches in the attribute `_ow` (a BTree by watch
-    id), so the index object -> waiting tasks is stored with the objects
-    themselves, and adding a waiter does not rewrite the object's record.  A Watch is
+    Each object keeps its watches in the attribute `_ow` (a few in its own
+    record, more in a WatchTree: runtime/watches.py), so the index object ->
+    waiting tasks is stored with the objects themselves.  A Watch is
     persistent because the task, the world and each object refer to the same
     one.  One that fired and woke its task stays in the indexes and in the
     task's `waiting` until the task's next turn (runtime/watches.py `changed`)."""
@@ -54,8 +54,9 @@ class Watch(Persistent):
 
 
 class WatchTree(IOBTree):
-    """Watches by id: the active ones (`world.watches`) and those of one
-    object (its `_ow`, runtime/watches.py).  Every turn of a waiting task
+    """Watches by id: the active ones (`world.watches`) and those of an
+    object watched by more than a few tasks, or of a module (its `_ow`,
+    runtime/watches.py).  Every turn of a waiting task
     takes a watch out of these and puts a new one in, at the end, so a
     turn rewrites the bucket each touches, and the internal node above
     when a bucket splits or empties.  An IOBTree's buckets hold up to 120
