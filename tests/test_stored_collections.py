@@ -388,3 +388,46 @@ def test_storing_a_big_map_again_does_not_load_the_chunks_its_cache_let_go():
     finally:
         transaction.abort()
         db.close()
+
+
+def test_objects_and_short_lists_are_stored_as_tuples_with_their_watches(tmp_path):
+    """An OObject is stored as (type, vals) or (type, vals, watches), a short
+    OList as (items,) or (items, watches); each loads the same, and so do
+    the dicts that schema 5 stored.  An attribute beyond those keeps the
+    dict form."""
+    from ostinato.runtime import watches
+    from ostinato.runtime.world import World
+    from ostinato.vm.values import OList, OObject, OType, Task
+    world = World()
+    T = OType('Box')
+    plain, watched = OObject(T, {'n': 1}), OObject(T, {'n': 2})
+    items, wlist = OList([1, 2]), OList([3])
+    task = Task(1, 'waiter', None)
+    task.waiting = watches.register(world, task, [watched, wlist], 'change')
+    assert plain.__getstate__() == (T, {'n': 1})
+    assert watched.__getstate__() == (T, {'n': 2}, task.waiting)
+    assert items.__getstate__() == ([1, 2],)
+    assert wlist.__getstate__() == ([3], task.waiting)
+    other = OObject(T, {'n': 3})
+    other.extra = 'x'                  # not a form the tuple knows: a dict
+    assert type(other.__getstate__()) is dict
+    old_obj, old_list = OObject.__new__(OObject), OList.__new__(OList)
+    old_obj.__setstate__({'type': T, 'vals': {'n': 4}})
+    old_list.__setstate__({'items': [4]})
+    assert (old_obj.type, old_obj.vals, old_list.items) == (T, {'n': 4}, [4])
+    db = ZODB.DB(str(tmp_path / 'db.fs'))
+    try:
+        conn = db.open()
+        conn.root()['all'] = [plain, watched, items, wlist, other, task, world]
+        transaction.commit()
+        check = db.open(transaction.TransactionManager())
+        p, w, i, wl, o, t, _ = check.root()['all']
+        assert (p.type.name, p.vals, w.vals, i.items, wl.items) == \
+            ('Box', {'n': 1}, {'n': 2}, [1, 2], [3])
+        assert watches.of(w) == (t.waiting,) and watches.of(wl) == (t.waiting,)
+        assert not watches.of(p) and not watches.of(i)
+        assert (o.vals, o.extra) == ({'n': 3}, 'x')
+        check.close()
+    finally:
+        transaction.abort()
+        db.close()

@@ -127,9 +127,11 @@ def _compact_records(world):
 
 
 @step(5, 'an object watched by a few tasks keeps their watches in its own record, not in a '
-         'WatchTree of its own (runtime/watches.py)')
+         'WatchTree of its own (runtime/watches.py); objects and short lists are stored as '
+         'tuples')
 def _inline_watch_indexes(world):
     # Nothing to convert: an object's index stored as a tree still works (it
-    # stays a tree).  The version goes up so that an older Ostinato, which
-    # cannot read an index kept in the object's record, refuses the database.
+    # stays a tree), and an object or list stored as a dict still loads.  The
+    # version goes up so that an older Ostinato, which cannot read the new
+    # forms, refuses the database.
     pass

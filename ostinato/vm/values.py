@@ -211,7 +211,16 @@ class OList(Persistent):
             fresh[id(self)] = self
 
     def __getstate__(self):
-        return _chunked_state(self, super().__getstate__, 'items', len(self.items), self._chunks)
+        state = _chunked_state(self, super().__getstate__, 'items', len(self.items), self._chunks)
+        # A short list whose only other attribute is its watches (`_ow`,
+        # runtime/watches.py) is stored as the tuple (items,) or (items,
+        # watches): the names cost 12 bytes each.  A dict still loads.
+        n = len(state)
+        if n == 1 and 'items' in state:
+            return (state['items'],)
+        if n == 2 and 'items' in state and '_ow' in state:
+            return (state['items'], state['_ow'])
+        return state
 
     def _chunks(self, old):
         """The chunks of `items`, as (ListChunk, its items), reusing those of
@@ -231,6 +240,8 @@ class OList(Persistent):
         return chunks
 
     def __setstate__(self, state):
+        if type(state) is tuple:
+            state = {'items': state[0]} if len(state) == 1 else {'items': state[0], '_ow': state[1]}
         _set_chunked_state(self, state, super().__setstate__, 'items', _join_items)
 
     def __eq__(self, other):
@@ -506,6 +517,26 @@ class OObject(Persistent):
         self.vals = {} if vals is None else vals
         if fresh is not None:
             fresh[id(self)] = self
+
+    # Stored as the tuple (type, vals), or (type, vals, its watches) when
+    # tasks watch it (`_ow`, runtime/watches.py): a chat dialogue keeps four
+    # objects, and the attribute names of a dict cost each 22 bytes.  An
+    # object stored as a dict (schema 5 and older) still loads, and one with
+    # any other attribute is stored as a dict.
+    def __getstate__(self):
+        state = super().__getstate__()
+        n = len(state)
+        if n == 2 or (n == 3 and '_ow' in state):
+            t, vals = state.get('type'), state.get('vals')
+            if t is not None and vals is not None:
+                return (t, vals) if n == 2 else (t, vals, state['_ow'])
+        return state
+
+    def __setstate__(self, state):
+        if type(state) is tuple:
+            state = {'type': state[0], 'vals': state[1]} if len(state) == 2 else \
+                {'type': state[0], 'vals': state[1], '_ow': state[2]}
+        super().__setstate__(state)
 
     def get(self, name):
         v = self.vals.get(name)
