@@ -441,3 +441,33 @@ def test_serve_reports_failed_tasks_with_their_id(tmp_path):
     assert failed, lines
     assert lines[failed[0] + 1:failed[0] + 3] == ['bg.ost:2:12: error: division by zero\n',
                                                   '  at bg.ost:2:12 in f\n']
+
+
+def test_the_connection_cache_size_is_a_setting_checked_at_start(tmp_path):
+    """A connection keeps OSTINATO_CACHE_OBJECTS objects in memory between
+    transactions (runtime/store.py: ZODB's 400 made a burst of messages
+    load most of what their intake had read again); a value that is not a
+    count is refused in one line that names it."""
+    from ostinato.runtime.store import CACHE_OBJECTS, Store
+    store = Store(memory=True)
+    try:
+        assert store.conn._cache.cache_size == CACHE_OBJECTS >= 10000
+    finally:
+        store.close()
+    os.environ['OSTINATO_CACHE_OBJECTS'] = '123'
+    try:
+        store = Store(memory=True)
+        try:
+            assert store.conn._cache.cache_size == 123
+        finally:
+            store.close()
+    finally:
+        del os.environ['OSTINATO_CACHE_OBJECTS']
+    (tmp_path / 'hi.ost').write_text('print("ran")\n')
+    r = ost_env('run', 'hi.ost', cwd=tmp_path,
+                env=clean_env(tmp_path, OSTINATO_CACHE_OBJECTS='lots'))
+    assert r.returncode != 0 and 'Traceback' not in r.stderr, r.stderr
+    assert "OSTINATO_CACHE_OBJECTS must be a whole number" in r.stderr and "'lots'" in r.stderr, \
+        r.stderr
+    r = ost_env('run', 'hi.ost', cwd=tmp_path, env=clean_env(tmp_path, OSTINATO_CACHE_OBJECTS='50'))
+    assert (r.returncode, r.stdout) == (0, 'ran\n'), r.stderr
