@@ -4,6 +4,8 @@ index when the tasks next run (`release`); pruning ended tasks (`db pack`)
 uses the same index."""
 from __future__ import annotations
 
+import pytest
+
 from ostinato.runtime import watches
 from ostinato.runtime.report import prune_ended
 from ostinato.runtime.world import World
@@ -124,3 +126,52 @@ def test_an_inline_index_shrinks_back_and_leaves_the_record_when_empty():
     woken = []
     watches.changed(world, box, waker(woken))
     assert woken == []
+
+
+@pytest.mark.parametrize('others', [1, watches.INLINE + 1])
+def test_a_wait_that_missed_another_workers_change_conflicts_and_is_run_again(tmp_path, others):
+    """Two workers share a database (ZEO).  Worker 1's task read the box
+    and decides to wait on it, while worker 2 changes the box and commits
+    first.  Worker 1's commit fails (ConflictError), and the turn is run
+    again from the new state (runtime/scheduler.py `run_one`): it sees the
+    change instead of sleeping through it.  With a few watches, the wait
+    writes the box's record, which holds them; with more, a WatchTree, and
+    the wait asks ZODB to check that the box is current (`readCurrent`).
+    Without that check both commits went through, and the task slept on a
+    change it never saw."""
+    import transaction
+    import ZODB
+    from ZODB.POSException import ConflictError
+    db = ZODB.DB(str(tmp_path / 'shared.fs'))
+    try:
+        tm1, tm2 = transaction.TransactionManager(), transaction.TransactionManager()
+        root1 = db.open(tm1).root()
+        world = root1['world'] = World()
+        box = root1['box'] = OList()
+        t = task(world, 'waiter')
+        # Other tasks' watches, fired, still in the box's index until those
+        # tasks run: the box has an index before the wait (with one more, a
+        # tree).
+        for _ in range(others):
+            sleeping_on(world, task(world, 'other'), [box])
+        watches.changed(world, box, waker([]))
+        tm1.commit()
+        root2 = db.open(tm2).root()
+        assert root2['box'].items == []     # worker 2 sees it
+        # Worker 1: `wait until length(box) > 0` found it empty; it waits.
+        assert len(box.items) == 0
+        sleeping_on(world, t, [box])
+        # Worker 2: appends to the box and commits first.
+        root2['box'].items.append('hello')
+        root2['box'].changed()
+        watches.changed(root2['world'], root2['box'], waker([]))
+        tm2.commit()
+        with pytest.raises(ConflictError):
+            tm1.commit()
+        tm1.abort()
+        # The turn again, from the new state: nothing to wait for.
+        tm1.begin()
+        assert len(root1['box'].items) == 1 and watches.of(root1['box'])[0].task.name == 'other'
+    finally:
+        transaction.abort()
+        db.close()

@@ -17,11 +17,14 @@ they were made, in one of these forms:
   record (its namespace) is big and read by many tasks: adding a waiter
   then writes a small bucket, never the watched object's record again.
 
-An index in the object's own record means two workers sharing a ZEO server
-that change the waiters of one object both write its record: the second
-commit gets a ConflictError, and its turn (or intake) is run again from the
-new state (runtime/scheduler.py `run_one`, store.py `transact`), so no wake
-is lost.  A tree's buckets resolve such conflicts instead (ostinato/zeo.py).
+Workers sharing a ZEO server: a task that waits on an object another worker
+changed and committed meanwhile must not sleep through that change.  Its
+commit writes the object's record (an index kept there) or asks ZODB to
+check that the object is still current (`readCurrent`, an index in a tree),
+so the commit fails with a ConflictError and the turn runs again from the
+new state (runtime/scheduler.py `run_one`).  Two workers adding waiters to
+one object conflict the same way on an index in its record; a tree's
+buckets resolve such conflicts instead (ostinato/zeo.py).
 
 These functions work on the world alone: the scheduler calls them (and
 passes its `make_ready` as `wake`), and so does `db pack`'s pruning of
@@ -68,6 +71,14 @@ def _add(o, watch):
             o._ow = tree
     else:
         ws[watch.id] = watch
+        # The task read `o` and sleeps on it, but writes only the tree: if
+        # another worker changed `o` meanwhile and committed first, this
+        # commit must fail (ConflictError: the turn runs again and sees the
+        # change), not leave the task asleep through a change it never saw.
+        # An index in the object's own record writes `o`, which does that.
+        jar = o._p_jar
+        if jar is not None and o._p_oid is not None:
+            jar.readCurrent(o)
 
 
 def _remove(o, watch):

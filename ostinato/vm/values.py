@@ -520,7 +520,7 @@ class OObject(Persistent):
 
     # Stored as the tuple (type, vals), or (type, vals, its watches) when
     # tasks watch it (`_ow`, runtime/watches.py): a chat dialogue keeps four
-    # objects, and the attribute names of a dict cost each 22 bytes.  An
+    # objects, and a dict's two names cost 22 bytes a record.  An
     # object stored as a dict (schema 5 and older) still loads, and one with
     # any other attribute is stored as a dict.
     def __getstate__(self):
