@@ -112,8 +112,8 @@ def register(world, task, objs, kind):
 
 
 def changed(world, obj, wake):
-    """`obj` changed: every active watch on it fires -- marked dirty and
-    taken out of `world.watches` -- and wake(task, keep_watch=True) is
+    """`obj` changed: every active watch on it fires -- taken out of
+    `world.watches`, and a token marked dirty -- and wake(task, keep_watch=True) is
     called for each task that sleeps on one of them, in the order the
     watches were made.
 
@@ -129,7 +129,11 @@ def changed(world, obj, wake):
         if w.id not in world.watches:
             continue
         del world.watches[w.id]
-        w.dirty = True
+        if w.kind == 'token':
+            # Only a reactive loop reads `dirty`; a 'change' watch that
+            # fired is one out of `world.watches`, and writing it too was a
+            # record more in every chat message's intake.
+            w.dirty = True
         t = w.task
         if t.waiting is w:
             wake(t, keep_watch=True)
