@@ -307,11 +307,12 @@ def test_a_prompt_asking_for_itemize_is_sent_with_the_contracts_schema(tmp_path,
             'minItems': 1, 'maxItems': 1}
     finally:
         store.close()
-    # The log holds the text's words besides the key: "5 crackers", not
-    # only the "crackers" the model listed.
+    # The log holds the text's words, not only the "crackers" the model
+    # listed; the key's words stay among them, because the program does not
+    # read "lunch" as a time (a model's key may be a food: "bagel").
     code, out, err = s.run(['12:41 around 12:30'])
     assert (code, err) == (0, '')
-    assert '(lunch) 5 crackers' in out
+    assert '(lunch) lunch 5 crackers' in out
 
 
 def test_a_time_of_day_the_user_wrote_is_put_on_the_newest_messages_date(tmp_path, clock):
