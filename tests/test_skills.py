@@ -404,7 +404,7 @@ def test_editing_the_skill_while_a_dialogue_waits(tmp_path, clock):
 def test_goal_stack_and_prompt_goldens():
     from goldens import check, programs
     progs = programs(HERE / 'golden')
-    assert [p.stem for p in progs] == ['answers', 'build_prompt', 'goal_stack', 'itemize']
+    assert [p.stem for p in progs] == ['answers', 'build_prompt', 'goal_stack', 'itemize', 'routing']
     for prog in progs:
         assert check(prog) == [], prog.name
 
