@@ -265,27 +265,31 @@ def test_a_prompt_asking_for_itemize_is_sent_with_the_contracts_schema(tmp_path,
     complaint."""
     script = json.loads((HERE / 'diet.json').read_text())
     script[:0] = [
-        {'match': 'so far[^\n]*\n[^\n]*ann: 5 crackers at lunch\n\nQuestion: What did you eat',
-         'reply': {'action': 'answer', 'text': 'lunch: 5 crackers'}},
-        {'match': 'Re-format "lunch: 5 crackers"(?!.*The items of the text)',
-         'replies': [{'action': 'itemize', 'items': {'lunch': ['5 crackers']}},
+        {'match': 'so far[^\n]*\n[^\n]*ann: 5 crackers at work\n\nQuestion: What did you eat',
+         'reply': {'action': 'answer', 'text': 'work: 5 crackers'}},
+        {'match': 'Re-format "work: 5 crackers"(?!.*The items of the text)',
+         'replies': [{'action': 'itemize', 'items': {'work': ['5 crackers']}},
                      {'action': 'itemize', 'items': ['crackers']}]},
         {'match': 'The items of the text, in order: \'crackers\'',
-         'reply': {'keys': ['lunch']}},
+         'reply': {'keys': ['work']}},
+        {'match': "ann: around 12:30.*Question: When, roughly, was 'work'",
+         'reply': {'action': 'answer', 'text': '2025-03-14T12:30:00-04:00'}},
+        {'match': "Question: When, roughly, was 'work'",
+         'reply': {'action': 'confer', 'text': 'About what time was that?'}},
     ]
     (tmp_path / 'shape.json').write_text(json.dumps(script))
     s = Session(tmp_path, clock)
     s.script = tmp_path / 'shape.json'
-    code, out, err = s.run(['12:40 5 crackers at lunch'])
+    code, out, err = s.run(['12:40 5 crackers at work'])
     assert (code, err) == (0, '')
-    assert out.splitlines() == ['About what time was lunch?']
+    assert out.splitlines() == ['About what time was that?']
     store = Store(s.db)
     try:
         entries = [e for e in log_entries(store.world) if e.prompt.startswith('Re-format')]
         entry, keys = entries
         schema = entry.schema
         phrase = {'type': 'string',
-                  'enum': ['lunch', 'lunch 5', 'lunch 5 crackers', '5', '5 crackers', 'crackers']}
+                  'enum': ['work', 'work 5', 'work 5 crackers', '5', '5 crackers', 'crackers']}
         listed = {'type': 'object', 'required': ['action', 'items'],
                   'properties': {'action': {'type': 'string', 'enum': ['itemize']},
                                  'items': {'type': 'array', 'items': phrase, 'maxItems': 8}}}
@@ -303,16 +307,52 @@ def test_a_prompt_asking_for_itemize_is_sent_with_the_contracts_schema(tmp_path,
         assert entry.reply == {'action': 'itemize', 'items': ['crackers']}
         # The key among the phrases without the item's words.
         assert keys.schema['properties']['keys'] == {
-            'type': 'array', 'items': {'type': 'string', 'enum': ['lunch', 'lunch 5', '5']},
+            'type': 'array', 'items': {'type': 'string', 'enum': ['work', 'work 5', '5']},
             'minItems': 1, 'maxItems': 1}
     finally:
         store.close()
     # The log holds the text's words, not only the "crackers" the model
     # listed; the key's words stay among them, because the program does not
-    # read "lunch" as a time (a model's key may be a food: "bagel").
+    # read "work" as a time (a model's key may be a food: "bagel").
     code, out, err = s.run(['12:41 around 12:30'])
     assert (code, err) == (0, '')
-    assert '(lunch) lunch 5 crackers' in out
+    assert '(work) work 5 crackers' in out
+
+
+def test_a_meal_named_without_a_time_is_a_time_the_dialogue_asks_about(tmp_path, clock):
+    """A meal's name used as a part of the day ("for lunch") is a time
+    whose clock time the user has not given: a text naming one is grouped
+    by the program, with no request for keys; its clause is an entry of its
+    own beside the clause naming a clock time; the model's answer to "When,
+    roughly, was 'lunch'?" may not be the other clause's time, so the user
+    is asked; and "lunch" is the entry's when, not one of its items."""
+    script = [
+        {'match': 'ann: eggs at 6:50 and noodles for lunch\n\nQuestion: What did you eat',
+         'reply': {'action': 'answer', 'text': 'eggs at 6:50 and noodles for lunch'}},
+        {'match': 'Re-format "eggs at 6:50 and noodles for lunch"',
+         'reply': {'action': 'itemize', 'items': ['eggs', 'noodles']}},
+        {'match': "Question: When, roughly, was '6:50'", 'reply': {'action': 'answer', 'text': '06:50'}},
+        {'match': "ann: 1pm.*Question: When, roughly, was 'lunch'",
+         'reply': {'action': 'answer', 'text': '13:00'}},
+        # Gemma 3 270M's way: a time the user wrote, but for the eggs.
+        {'match': "Question: When, roughly, was 'lunch'", 'reply': {'action': 'answer', 'text': '06:50'}},
+    ]
+    (tmp_path / 'meal.json').write_text(json.dumps(script))
+    s = Session(tmp_path, clock)
+    s.script = tmp_path / 'meal.json'
+    code, out, err = s.run(['12:40 eggs at 6:50 and noodles for lunch'])
+    assert (code, err) == (0, '')
+    assert out.splitlines() == ["When, roughly, was 'lunch'?"]
+    code, out, err = s.run(['12:41 1pm'])
+    assert (code, err) == (0, '')
+    assert '[2025-03-14T06:50:00-04:00] (6:50) eggs' in out
+    assert '[2025-03-14T13:00:00-04:00] (lunch) noodles' in out
+    store = Store(s.db)
+    try:
+        prompts = [e.prompt for e in log_entries(store.world)]
+        assert not [p for p in prompts if 'The items of the text' in p]
+    finally:
+        store.close()
 
 
 def test_a_time_of_day_the_user_wrote_is_put_on_the_newest_messages_date(tmp_path, clock):
