@@ -355,6 +355,26 @@ def test_a_meal_named_without_a_time_is_a_time_the_dialogue_asks_about(tmp_path,
         store.close()
 
 
+def test_words_that_say_only_when_are_not_items(tmp_path, clock):
+    """The model's key "just" for "a muffin just now" is a time, so the
+    items are the text's other words -- without "now", which says when,
+    not what."""
+    script = [
+        {'match': 'ann: a muffin just now\n\nQuestion: What did you eat',
+         'reply': {'action': 'answer', 'text': 'a muffin just now'}},
+        {'match': 'Re-format "a muffin just now"(?!.*The items of the text)',
+         'reply': {'action': 'itemize', 'items': ['muffin']}},
+        {'match': "The items of the text, in order: 'muffin'", 'reply': {'keys': ['just']}},
+        {'match': "Question: When, roughly, was 'just'", 'reply': {'action': 'answer', 'text': '12:40'}},
+    ]
+    (tmp_path / 'now.json').write_text(json.dumps(script))
+    s = Session(tmp_path, clock)
+    s.script = tmp_path / 'now.json'
+    code, out, err = s.run(['12:40 a muffin just now'])
+    assert (code, err) == (0, '')
+    assert '(just) muffin\n' in out
+
+
 def test_a_time_of_day_the_user_wrote_is_put_on_the_newest_messages_date(tmp_path, clock):
     """A question asking for an ISO time is first asked for the time of
     day alone; "13:15", numbers the user wrote, becomes 13:15 on the date
