@@ -1,5 +1,5 @@
-"""A correct model for every case of evals/diet.toml and evals/recipes.toml,
-as a script for the scripted backend.
+"""A correct model for every case of evals/diet.toml, evals/recipes.toml and
+evals/diet-fresh.toml, as a script for the scripted backend.
 
 Each case's dialogue is written down as a careful model would conduct it:
 it extracts every item with its time, asks when the user named only a meal,
@@ -237,4 +237,67 @@ def recipes_script():
     e += diet('hal', 'had another shakshuka', 'another shakshuka at 7pm', {'7pm': ['shakshuka']},
               {'7pm': '19:00'})
     e += dish('hal', 'shakshuka', *shakshuka)
+    return e
+
+
+def fresh_script():
+    """The cases of evals/diet-fresh.toml (written blind, all held out),
+    conducted as a careful model would."""
+    e = []
+    e += diet('priya', 'Breakfast was 2 scrambled eggs',
+              '2 scrambled eggs at 6:45am; a turkey club at 12:15pm; a protein shake at 3pm',
+              {'6:45am': ['2 scrambled eggs'], '12:15pm': ['turkey club'],
+               '3pm': ['protein shake']},
+              {'6:45am': '06:45', '12:15pm': '12:15', '3pm': '15:00'})
+    e += diet('lars', '07:30 porridge', 'porridge with blueberries at 07:30; leftover lentil curry '
+              'at 13:05; green tea and 2 digestive biscuits at 15:20',
+              {'07:30': ['porridge with blueberries'], '13:05': ['leftover lentil curry'],
+               '15:20': ['green tea', '2 digestive biscuits']},
+              {'07:30': '07:30', '13:05': '13:05', '15:20': '15:20'})
+    e += diet('marco', 'had a latte like 20 min ago', 'a latte and a blueberry muffin, 20 minutes ago',
+              {'20 minutes ago': ['latte', 'blueberry muffin']}, {'20 minutes ago': '15:40'})
+    e += diet('dee', 'lunch was a bowl of ramen', 'a bowl of ramen for lunch around 1',
+              {'1': ['bowl of ramen']}, {'1': '13:00'})
+    e += diet('dee', 'just had a protein bar', 'a protein bar just now',
+              {'just now': ['protein bar']}, {'just now': '18:30'})
+    e += diet('tomasz', 'Had eggs and toast', 'breakfast: eggs, toast; lunch: burrito bowl',
+              {'breakfast': ['eggs', 'toast'], 'lunch': ['burrito bowl']},
+              {'breakfast': [('When did you have breakfast?', 'about 7:30'), '07:30'],
+               'lunch': [('And when was lunch?', '12ish'), '12:00']})
+    e += diet('noor', 'had a smoothie earlier', 'a smoothie, earlier', {'earlier': ['smoothie']},
+              {'earlier': [('When did you have the smoothie?', 'sometime after the gym'),
+                           ('Roughly what time did you finish at the gym?', 'gym was 9 to 10'),
+                           '10:15']})
+    e += diet('jo', 'grabbed a granola bar', 'a granola bar from the break room',
+              {'granola bar': ['granola bar']},
+              {'granola bar': [('When did you have the granola bar?', 'mid-afternoon'), '15:00']})
+    e += diet('ruth', 'avocado toast and a coffee', 'avocado toast and a coffee this morning',
+              {'morning': ['avocado toast', 'coffee']},
+              {'morning': [('About what time this morning?', 'around 8:30'), '08:30']})
+    e += diet('kenji', 'breakfast at 8 was a bagel',
+              'an english muffin with peanut butter at 8; a pear around 11',
+              {'8': ['english muffin', 'peanut butter'], '11': ['pear']},
+              {'8': '08:00', '11': '11:00'})
+    e += diet('sam', 'coffee at 7, another one', 'coffee at 7; coffee around 10:30; diet coke at 2',
+              {'7': ['coffee'], '10:30': ['coffee'], '2': ['diet coke']},
+              {'7': '07:00', '10:30': '10:30', '2': '14:00'})
+    e += diet('bex', 'had a chikcen ceasar salad', 'chicken caesar salad at 12:30; banana at 3ish',
+              {'12:30': ['chicken caesar salad'], '3ish': ['banana']},
+              {'12:30': '12:30', '3ish': '15:00'})
+    e += diet('gail', 'ok so today has been a mess',
+              'yogurt and granola at 7:15; black coffee at 9; almonds and a string cheese at 2:30; '
+              'kombucha just now',
+              {'7:15': ['yogurt', 'granola'], '9': ['black coffee'],
+               '2:30': ['almonds', 'string cheese'], 'just now': ['kombucha']},
+              {'7:15': '07:15', '9': '09:00', '2:30': '14:30', 'just now': '16:00'})
+    e += diet('olu', 'nothing yet today', 'nothing', {}, {})
+    e += diet('vic', 'can you log my food', None, None, {},
+              confer_first=('Sure! What did you eat, and roughly when?', 'ugh actually never mind',
+                            {'action': 'cancel', 'text': 'The user called it off.'}))
+    e += diet('hana', 'Oatmeal at 7:30, then a tuna melt',
+              'oatmeal at 7:30; tuna melt for lunch; trail mix a little while ago',
+              {'7:30': ['oatmeal'], 'lunch': ['tuna melt'], 'little while ago': ['trail mix']},
+              {'7:30': '07:30', 'lunch': [('What time was lunch?', 'like 12:45'), '12:45'],
+               'little while ago': [('About how long ago was the trail mix?',
+                                     'maybe half an hour ago'), '15:30']})
     return e

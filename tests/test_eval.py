@@ -483,25 +483,41 @@ def test_the_seed_dialogue_passes_the_seed_cases(tmp_path):
     assert case_row(r.stdout, 'seed: cookie just now')[0] == '1/1'
 
 
+# Cases of evals/diet-fresh.toml (written blind) that no model can pass
+# today, with the expectation that fails: the model's answers are right,
+# and stdlib/core_skills.ost's time reader, not knowing the user's words
+# for a time ("3ish", "mid-afternoon-ish"), refuses them and asks the user
+# again until MAX_TIME_ASKS -- though the skill says an approximate time
+# of day is good enough.  When the process learns those words, the case
+# passes and leaves this list.
+PROCESS_FAILS = {
+    ('fresh: an approximate time of day is enough', 'asked == 1'),
+    ('fresh: typos', 'asked == 0'),
+}
+
+
 def test_a_correct_model_passes_every_shipped_case(tmp_path):
     """Each case of evals/ played by a correct model (tests/correct_model.py):
-    all must pass, so the expectations ask for what a correct dialogue gives;
-    four dialogues at a time, as a loaded server would run them."""
-    from correct_model import diet_script, recipes_script
-    (tmp_path / 'correct.json').write_text(json.dumps(diet_script() + recipes_script()))
+    all must pass, so the expectations ask for what a correct dialogue gives
+    -- but for PROCESS_FAILS, which must fail exactly so; four dialogues at
+    a time, as a loaded server would run them."""
+    from correct_model import diet_script, fresh_script, recipes_script
+    (tmp_path / 'correct.json').write_text(json.dumps(diet_script() + recipes_script()
+                                                      + fresh_script()))
     env = env_for(tmp_path, OSTINATO_LLM='scripted',
                   OSTINATO_LLM_SCRIPT=str(tmp_path / 'correct.json'))
     r = subprocess.run([sys.executable, '-m', 'ostinato', 'eval', str(ROOT / 'evals' / 'diet.toml'),
-                        str(ROOT / 'evals' / 'recipes.toml'), '--runs', '1', '--jobs', '4',
-                        '--json', str(tmp_path / 'out.json')],
+                        str(ROOT / 'evals' / 'recipes.toml'), str(ROOT / 'evals' / 'diet-fresh.toml'),
+                        '--runs', '1', '--jobs', '4', '--json', str(tmp_path / 'out.json')],
                        cwd=tmp_path, env=env, text=True, capture_output=True, timeout=900)
     assert r.returncode == 0, r.stderr
     s = results_of(tmp_path / 'out.json')
-    failed = ['%s: %s' % (x['case'], x['failure']) for c in s['cases'] for x in c['results']
-              if not x['passed']]
-    assert failed == [], '\n'.join(failed) + '\n' + r.stdout
-    assert s['runs'] == 45 and s['holdout']['runs'] == 15
-    assert 'holdout  15/15 runs passed (100.0 %)' in r.stdout
+    failed = {(x['case'], (x['failure'] or {}).get('expectation') or str(x['failure']))
+              for c in s['cases'] for x in c['results'] if not x['passed']}
+    assert failed == PROCESS_FAILS, '\n'.join(map(str, failed ^ PROCESS_FAILS)) + '\n' + r.stdout
+    assert s['runs'] == 60 and s['holdout']['runs'] == 30
+    assert 'tuned    30/30 runs passed (100.0 %)' in r.stdout
+    assert 'holdout  28/30 runs passed (93.3 %)' in r.stdout
 
 
 # ------------------------------------------------------------------ invalid case files
