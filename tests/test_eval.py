@@ -468,6 +468,9 @@ def test_the_shipped_case_files_are_valid():
     assert [c.name for c in diet.cases[:2]] == ['seed: lunch and a hot chocolate',
                                                 'seed: cookie just now']
     assert recipes.cases and recipes.skill == str(ROOT / 'skills' / 'recipes.ost')
+    fresh = load_case_file(str(ROOT / 'evals' / 'diet-fresh.toml'))
+    assert len(fresh.cases) == 15 and all(c.holdout for c in fresh.cases)
+    assert fresh.skill == diet.skill
 
 
 def test_the_seed_dialogue_passes_the_seed_cases(tmp_path):
