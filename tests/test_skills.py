@@ -356,9 +356,9 @@ def test_a_meal_named_without_a_time_is_a_time_the_dialogue_asks_about(tmp_path,
 
 
 def test_words_that_say_only_when_are_not_items(tmp_path, clock):
-    """The model's key "just" for "a muffin just now" is a time, so the
-    items are the text's other words -- without "now", which says when,
-    not what."""
+    """"a muffin just now" names a time, so the program keys it ("now")
+    whatever key the model would pick, and the items are the text's other
+    words -- without "just", which says when, not what."""
     script = [
         {'match': 'ann: a muffin just now\n\nQuestion: What did you eat',
          'reply': {'action': 'answer', 'text': 'a muffin just now'}},
@@ -372,7 +372,7 @@ def test_words_that_say_only_when_are_not_items(tmp_path, clock):
     s.script = tmp_path / 'now.json'
     code, out, err = s.run(['12:40 a muffin just now'])
     assert (code, err) == (0, '')
-    assert '(just) muffin\n' in out
+    assert '(now) muffin\n' in out
 
 
 def test_a_time_of_day_the_user_wrote_is_put_on_the_newest_messages_date(tmp_path, clock):
@@ -464,7 +464,7 @@ def test_editing_the_skill_while_a_dialogue_waits(tmp_path, clock):
 def test_goal_stack_and_prompt_goldens():
     from goldens import check, programs
     progs = programs(HERE / 'golden')
-    assert [p.stem for p in progs] == ['answers', 'build_prompt', 'goal_stack', 'itemize', 'routing']
+    assert [p.stem for p in progs] == ['answers', 'build_prompt', 'goal_stack', 'itemize', 'routing', 'times']
     for prog in progs:
         assert check(prog) == [], prog.name
 
