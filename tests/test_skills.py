@@ -355,6 +355,36 @@ def test_a_meal_named_without_a_time_is_a_time_the_dialogue_asks_about(tmp_path,
         store.close()
 
 
+def test_a_reply_calling_it_off_cancels_without_asking_the_model(tmp_path, clock):
+    """"ugh, never mind" in reply to the dialogue's question calls the
+    dialogue off: the model, which would have gone on (Gemma 3 270M's way),
+    is not asked, and nothing is logged.  A reply naming a time is an
+    answer, whatever else it says."""
+    script = [
+        {'match': 'ann: I had soup for lunch\n\nQuestion: What did you eat',
+         'reply': {'action': 'answer', 'text': 'I had soup for lunch'}},
+        {'match': 'Re-format "I had soup for lunch"', 'reply': {'action': 'itemize', 'items': ['soup']}},
+        {'match': "Question: When, roughly, was 'lunch'", 'reply': {'action': 'answer', 'text': '12:30'}},
+    ]
+    (tmp_path / 'off.json').write_text(json.dumps(script))
+    for reply, logged in [('ugh, never mind', False), ('forget it, it was at 12:30', True)]:
+        (tmp_path / str(logged)).mkdir()
+        s = Session(tmp_path / str(logged), clock)
+        s.script = tmp_path / 'off.json'
+        code, out, err = s.run(['12:40 I had soup for lunch'])
+        assert (code, err, out.splitlines()) == (0, '', ["When, roughly, was 'lunch'?"])
+        code, out, err = s.run(['12:41 ' + reply])
+        assert (code, err) == (0, '')
+        assert ('(lunch) soup' in out) == logged, out
+        assert ("OK, let's leave it there." in out) == (not logged), out
+        store = Store(s.db)
+        try:
+            prompts = [e.prompt for e in log_entries(store.world)]
+            assert bool([p for p in prompts if reply in p]) == logged
+        finally:
+            store.close()
+
+
 def test_words_that_say_only_when_are_not_items(tmp_path, clock):
     """"a muffin just now" names a time, so the program keys it ("now")
     whatever key the model would pick, and the items are the text's other
