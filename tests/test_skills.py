@@ -385,6 +385,25 @@ def test_a_reply_calling_it_off_cancels_without_asking_the_model(tmp_path, clock
             store.close()
 
 
+def test_a_user_who_ate_nothing_is_told_so_without_asking_the_model(tmp_path, clock):
+    """A message telling only that nothing was eaten ends the dialogue
+    with a friendly word, no entry and no question to the model (which
+    answered with the user's words, and an entry "nothing yet" was logged)."""
+    script = [{'match': 'Question: What did you eat', 'reply': {'action': 'answer', 'text': 'nothing yet'}},
+              {'match': 'Re-format', 'reply': {'action': 'itemize', 'items': ['nothing yet']}}]
+    (tmp_path / 'none.json').write_text(json.dumps(script))
+    s = Session(tmp_path, clock)
+    s.script = tmp_path / 'none.json'
+    code, out, err = s.run(["12:40 nothing yet today, haven't had time to eat"])
+    assert (code, err) == (0, '')
+    assert out.splitlines() == ['OK, nothing to log then.']
+    store = Store(s.db)
+    try:
+        assert list(log_entries(store.world)) == []
+    finally:
+        store.close()
+
+
 def test_words_that_say_only_when_are_not_items(tmp_path, clock):
     """"a muffin just now" names a time, so the program keys it ("now")
     whatever key the model would pick, and the items are the text's other
