@@ -333,6 +333,8 @@ def fresh2_script():
               {'8': ['english muffin', 'cream cheese']}, {'8': '08:00'})
     e += diet('rosa', 'Only had coffee at 6:45', 'coffee at 6:45; a Diet Coke around 2',
               {'6:45': ['coffee'], '2': ['diet coke']}, {'6:45': '06:45', '2': '14:00'})
+    # The model's 14:00 (mid-span) is no time the user named: the program
+    # reads "about 1" of "from about 1 to 3" and logs 13:00.
     e += diet('kev', 'been grazing all afternoon', 'a bag of chips, grapes, a handful of almonds '
               'and 3 oreos, all afternoon',
               {'afternoon': ['bag of chips', 'grapes', 'handful of almonds', '3 oreos']},
@@ -363,6 +365,9 @@ def fresh2_script():
               {'7:20': ['cup of coffee'], '10': ['two donuts'],
                '3:30': ['cheese stick', 'goldfish crackers']},
               {'7:20': '07:20', '10': '10:00', '3:30': '15:30'})
+    # The summary spells the user's '8ish' and '1230' as times ("around 8",
+    # "12:30"); keyed '8ish', the time reader would not know the word and
+    # would ask (as for 'fresh: typos' of diet-fresh.toml).
     e += diet('tyler', 'brekky: 2 scrambld eggs', '2 scrambled eggs and toast with avocado around '
               '8; a blt and fries around 12:30',
               {'8': ['2 scrambled eggs', 'toast with avocado'], '12:30': ['blt', 'fries']},
