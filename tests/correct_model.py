@@ -1,5 +1,6 @@
-"""A correct model for every case of evals/diet.toml, evals/recipes.toml and
-evals/diet-fresh.toml, as a script for the scripted backend.
+"""A correct model for every case of evals/diet.toml, evals/recipes.toml,
+evals/diet-fresh.toml and evals/diet-fresh2.toml, as a script for the
+scripted backend.
 
 Each case's dialogue is written down as a careful model would conduct it:
 it extracts every item with its time, asks when the user named only a meal,
@@ -300,4 +301,97 @@ def fresh_script():
               {'7:30': '07:30', 'lunch': [('What time was lunch?', 'like 12:45'), '12:45'],
                'little while ago': [('About how long ago was the trail mix?',
                                      'maybe half an hour ago'), '15:30']})
+    return e
+
+
+def fresh2_script():
+    """The cases of evals/diet-fresh2.toml (the second file written blind,
+    all held out), conducted as a careful model would.  Its summary of what
+    the user ate (the answer to the first question) is the user's meals in
+    plain words, in the order eaten, each with the time the user gave."""
+    e = []
+    e += diet('priya', 'cereal w milk at 07:30', 'cereal with milk at 07:30; a burrito bowl at 13:15',
+              {'07:30': ['cereal with milk'], '13:15': ['burrito bowl']},
+              {'07:30': '07:30', '13:15': '13:15'})
+    e += diet('dwayne', 'night shift again', 'chicken curry and rice at 02:00; a red bull and a '
+              'cereal bar at 05:30; toast at 14:00',
+              {'02:00': ['chicken curry', 'rice'], '05:30': ['red bull', 'cereal bar'],
+               '14:00': ['toast']},
+              {'02:00': '02:00', '05:30': '05:30', '14:00': '14:00'})
+    e += diet('meg', 'kids pb&j crusts', 'pb&j crusts and cold coffee for lunch',
+              {'lunch': ['pb&j crusts', 'cold coffee']},
+              {'lunch': [('What time was lunch?', '12:15 or so'), '12:15']})
+    e += diet('tomasz', 'Today I eat rice', 'two cup of tea in the morning; rice with chicken '
+              'in the midday', {'morning': ['two cup of tea'], 'midday': ['rice with chicken']},
+              {'morning': [('What time in the morning did you drink the tea?', "at 8 o'clock"),
+                           '08:00'],
+               'midday': '12:00'})
+    e += diet('jules', 'granola bar about 2 hrs ago', 'a granola bar about 2 hrs ago; an iced '
+              'latte right now', {'2 hrs ago': ['granola bar'], 'right now': ['iced latte']},
+              {'2 hrs ago': '14:00', 'right now': '16:00'})
+    e += diet('hank', 'breakfast at 8 was a bagel', 'an english muffin with cream cheese at 8',
+              {'8': ['english muffin', 'cream cheese']}, {'8': '08:00'})
+    e += diet('rosa', 'Only had coffee at 6:45', 'coffee at 6:45; a Diet Coke around 2',
+              {'6:45': ['coffee'], '2': ['diet coke']}, {'6:45': '06:45', '2': '14:00'})
+    # The model's 14:00 (mid-span) is no time the user named: the program
+    # reads "about 1" of "from about 1 to 3" and logs 13:00.
+    e += diet('kev', 'been grazing all afternoon', 'a bag of chips, grapes, a handful of almonds '
+              'and 3 oreos, all afternoon',
+              {'afternoon': ['bag of chips', 'grapes', 'handful of almonds', '3 oreos']},
+              {'afternoon': [('Roughly what time this afternoon?', 'on and off from about 1 to 3'),
+                             '14:00']})
+    e += diet('sam', 'late lunch today', 'late lunch: 2 slices of pepperoni pizza and a sprite',
+              {'late lunch': ['slices of pepperoni pizza', 'sprite']},
+              {'late lunch': [('What time was your late lunch?', 'after my meeting ended'),
+                              ('Roughly what time did your meeting end?', 'meeting ended at'),
+                              '14:45']})
+    # Nothing to log: said so, and the dialogue ends there.  (Answered
+    # 'nothing', the seed's skill, itemizing no meal, never makes the log
+    # and fails listing it: "cannot iterate over none".)
+    e.append({'match': _user_said('lin', 'nothing. literally nothing')
+              + r'[^\n]*\n\nQuestion: What did you eat',
+              'reply': {'action': 'cancel', 'text': 'OK, nothing to log yet today. Good luck '
+                                                    'with the exams!'}})
+    e += diet('bea', 'hey can u log my lunch', None, None, {},
+              confer_first=('Sure! What did you have for lunch, and when?', 'ugh actually never mind',
+                            {'action': 'cancel', 'text': "OK, I won't log anything."}))
+    e += diet('omar', 'smoothie at 9 and a chicken wrap', 'a smoothie at 9; a chicken wrap for '
+              'lunch at 12:30', {'9': ['smoothie'], '12:30': ['chicken wrap']},
+              {'9': '09:00', '12:30': '12:30'})
+    e += diet('omar', 'dinner just now', 'dinner just now: spaghetti and meatballs, a glass of red',
+              {'just now': ['spaghetti and meatballs', 'glass of red']}, {'just now': '19:30'})
+    e += diet('carla', 'ok so today was chaos', 'half a cup of coffee at 7:20; two donuts at about '
+              '10; a cheese stick and some goldfish crackers around 3:30',
+              {'7:20': ['cup of coffee'], '10': ['two donuts'],
+               '3:30': ['cheese stick', 'goldfish crackers']},
+              {'7:20': '07:20', '10': '10:00', '3:30': '15:30'})
+    # The summary spells the user's '8ish' and '1230' as times ("around 8",
+    # "12:30"); keyed '8ish', the time reader would not know the word and
+    # would ask (as for 'fresh: typos' of diet-fresh.toml).
+    e += diet('tyler', 'brekky: 2 scrambld eggs', '2 scrambled eggs and toast with avocado around '
+              '8; a blt and fries around 12:30',
+              {'8': ['2 scrambled eggs', 'toast with avocado'], '12:30': ['blt', 'fries']},
+              {'8': '08:00', '12:30': '12:30'})
+    e += diet('grace', 'Half past seven this morning', 'greek yogurt with berries at half past '
+              'seven; a protein shake at 11am; a pear at noon',
+              {'half past seven': ['greek yogurt with berries'], '11am': ['protein shake'],
+               'noon': ['pear']},
+              {'half past seven': '07:30', '11am': '11:00', 'noon': '12:00'})
+    e += diet('ines', 'breakfast was a banana', 'breakfast: a banana; lunch: a tuna melt and '
+              'tomato soup', {'breakfast': ['banana'], 'lunch': ['tuna melt', 'tomato soup']},
+              {'breakfast': [('What time was breakfast?', '7am'), '07:00'],
+               'lunch': [('And when was lunch?', 'uhh 11'), '12:30']})
+    e += diet('minh', 'pho', 'pho around 1:30', {'1:30': ['pho']}, {'1:30': '13:30'},
+              confer_first=('When did you have the pho?', '1:30ish',
+                            {'action': 'answer', 'text': 'pho around 1:30'}))
+    e += diet('dot', 'had a blueberry muffin earlier', 'a blueberry muffin, earlier',
+              {'earlier': ['blueberry muffin']},
+              {'earlier': [('When did you have the muffin?', 'earlier today'),
+                           ('Roughly what time was that?', 'around 10:30'), '10:30']})
+    e += diet('ahmed', 'I am eat one apple', 'one apple and 2 glass water one hour before',
+              {'one hour before': ['one apple', '2 glass water']}, {'one hour before': '15:00'})
+    e += diet('vivienne', 'Lunch today was at that new ramen', 'tonkotsu ramen with extra chashu '
+              'and a soft egg, gyoza (6 pc) and half a matcha soda, at 12:45',
+              {'12:45': ['tonkotsu ramen', 'extra chashu', 'soft egg', 'gyoza', 'matcha soda']},
+              {'12:45': '12:45'})
     return e
