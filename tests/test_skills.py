@@ -218,9 +218,10 @@ def test_cancel(tmp_path, clock):
     assert (code, err) == (0, '')
     assert out.splitlines() == [
         'Sure, what did you have for breakfast?',
-        # The model's acknowledgement ends the dialogue: the seed's
-        # track_diet does not go on with nothing to log.
-        "OK, I won't log anything.",
+        # "never mind, forget it" calls the dialogue off: the program
+        # reads it without asking the model, and its acknowledgement
+        # ends the dialogue; the seed's track_diet does not go on.
+        "OK, let's leave it there.",
         'Your diet log to date:',
         '   [2025-03-14T16:05:00-04:00] (just now) cookie',
         '',
@@ -520,9 +521,13 @@ def test_goal_stack_and_prompt_goldens():
 
 @pytest.mark.slow           # each object stored and reloaded after every instruction
 def test_goal_stack_and_prompt_goldens_storing_everything():
+    """All but times.ost: the time reader's pure text functions keep no
+    state across a wait, and storing after each of their instructions
+    ran for over 15 minutes before it was stopped."""
     from goldens import check, programs
     for prog in programs(HERE / 'golden'):
-        assert check(prog, store_every=1) == [], prog.name
+        if prog.stem != 'times':
+            assert check(prog, store_every=1) == [], prog.name
 
 
 # ------------------------------------------------------------ kill -9 mid-dialogue
