@@ -1,6 +1,6 @@
 """A correct model for every case of evals/diet.toml, evals/recipes.toml,
-evals/diet-fresh.toml, evals/diet-fresh2.toml and evals/diet-fresh3.toml,
-as a script for the scripted backend.
+evals/diet-fresh.toml, evals/diet-fresh2.toml, evals/diet-fresh3.toml and
+evals/diet-fresh4.toml, as a script for the scripted backend.
 
 Each case's dialogue is written down as a careful model would conduct it:
 it extracts every item with its time, asks when the user named only a meal,
@@ -508,4 +508,106 @@ def fresh3_script():
               {'just now': ['strawberry yogurt']}, {'just now': '17:30'}, anchored=True)
     e += diet('tariq', 'just had an apple', 'an apple, just now', {'just now': ['apple']},
               {'just now': '16:00'}, anchored=True)
+    return e
+
+
+def fresh4_script():
+    """The cases of evals/diet-fresh4.toml (the fourth file written blind,
+    all held out), conducted as a careful model would, in the manner of
+    fresh3_script: anchored to each case's own message, and put first by
+    test_eval, as its users' names recur in the other files."""
+    e = []
+    e += diet('kofi', 'Breakfast was 2 scrambled eggs and wheat toast', 'breakfast: 2 scrambled '
+              'eggs and wheat toast at 7:45am; a chicken caesar wrap around 12:30pm',
+              {'7:45am': ['2 scrambled eggs', 'wheat toast'], '12:30pm': ['chicken caesar wrap']},
+              {'7:45am': '07:45', '12:30pm': '12:30'}, anchored=True)
+    e += diet('lena', '09:10 porridge w/ blueberries', 'porridge with blueberries at 09:10; '
+              'lentil soup and a bread roll at 13:20',
+              {'09:10': ['porridge with blueberries'], '13:20': ['lentil soup', 'bread roll']},
+              {'09:10': '09:10', '13:20': '13:20'}, anchored=True)
+    e += diet('marco', 'Bowl of cereal at half past seven', 'a bowl of cereal at half past seven '
+              'this morning; a ham and cheese toastie at quarter to one',
+              {'half past seven': ['bowl of cereal'], 'quarter to one': ['ham and cheese toastie']},
+              {'half past seven': '07:30', 'quarter to one': '12:45'}, anchored=True)
+    e += diet('nadia', 'had a greek yogurt about an hour ago', 'a greek yogurt about an hour ago; '
+              'a banana just now', {'hour ago': ['greek yogurt'], 'just now': ['banana']},
+              {'hour ago': '15:00', 'just now': '16:00'}, anchored=True)
+    e += diet('otto', 'Ate a granola bar like 20 mins ago', 'a granola bar and a glass of oj, '
+              'about 20 mins ago', {'20 mins ago': ['granola bar', 'glass of oj']},
+              {'20 mins ago': '15:40'}, anchored=True)
+    e += diet('vera', 'Only drinks today honestly', 'black coffee at 8; another black coffee at '
+              '11; a diet coke at 2:30',
+              {'8': ['black coffee'], '11': ['black coffee'], '2:30': ['diet coke']},
+              {'8': '08:00', '11': '11:00', '2:30': '14:30'}, anchored=True)
+    # The salad was the coworker's: not the user's to log.
+    e += diet('xena', 'ugh what a day', 'a blueberry muffin and an oat latte around 9:30; a glazed '
+              'donut at 11; leftover pad thai around 1:45',
+              {'9:30': ['blueberry muffin', 'oat latte'], '11': ['glazed donut'],
+               '1:45': ['leftover pad thai']},
+              {'9:30': '09:30', '11': '11:00', '1:45': '13:45'}, anchored=True)
+    # An item is a phrase of up to four words: the slices' count is left out.
+    e += diet('yusuf', 'croissant', 'a croissant and a cappuccino around 8; 2 slices of pepperoni '
+              'pizza at 12:30',
+              {'8': ['croissant', 'cappuccino'], '12:30': ['slices of pepperoni pizza']},
+              {'8': '08:00', '12:30': '12:30'}, anchored=True)
+    e += diet('zoe', 'turkey wrap at noon then chips', 'a turkey wrap at noon; chips and salsa '
+              'about 10 min ago', {'noon': ['turkey wrap'], '10 min ago': ['chips and salsa']},
+              {'noon': '12:00', '10 min ago': '15:50'}, anchored=True)
+    e += diet('aiden', 'Snacks so far: some trail mix', 'some trail mix around 3; a string cheese '
+              'a few minutes ago', {'3': ['trail mix'], 'few minutes ago': ['string cheese']},
+              {'3': '15:00', 'few minutes ago': '15:55'}, anchored=True)
+    # The summary has what the user corrected it to: today's lunch, not
+    # yesterday's.
+    e += diet('rosa', 'For lunch I had a tuna melt, no wait', 'a grilled cheese and a pickle for '
+              'lunch, around 12:15', {'12:15': ['grilled cheese', 'pickle']},
+              {'12:15': '12:15'}, anchored=True)
+    e += diet('priya', 'Had breakfast and lunch today', 'breakfast: a veggie omelette; lunch: a '
+              'burrito bowl', {'breakfast': ['veggie omelette'], 'lunch': ['burrito bowl']},
+              {'breakfast': [('What time was breakfast?', 'around 8:30'), '08:30'],
+               'lunch': [('And when was lunch?', '1pm'), '13:00']}, anchored=True)
+    e += diet('chen', 'oatmeal for breakfast at 7', 'oatmeal for breakfast at 7; sushi for lunch',
+              {'7': ['oatmeal'], 'lunch': ['sushi']},
+              {'7': '07:00', 'lunch': [('What time was lunch?', '12:45ish'), '12:45']},
+              anchored=True)
+    # No time at all: asked when before the summary; the first answer is
+    # vague, so asked again.
+    said = _user_said('quinn', 'Had some pancakes and bacon')
+    first = r'[^\n]*\n\nQuestion: What did you eat'
+    e += [{'match': said + '.*' + _user_said('quinn', 'ok, around 10:30') + first,
+           'reply': {'action': 'answer', 'text': 'pancakes and bacon around 10:30'}},
+          {'match': said + '.*' + _user_said('quinn', 'a while ago') + first,
+           'reply': {'action': 'confer', 'text': 'Roughly what time was that?'}},
+          {'match': said + first,
+           'reply': {'action': 'confer', 'text': 'When did you have the pancakes and bacon?'}}]
+    # Then the summary itemized and its time read (but the first question,
+    # answered above).
+    e += diet('quinn', 'Had some pancakes and bacon', 'pancakes and bacon around 10:30',
+              {'10:30': ['pancakes', 'bacon']}, {'10:30': '10:30'}, anchored=True)[1:]
+    e += diet('bianca', 'I had a jelly donut earlier', 'a jelly donut, earlier',
+              {'earlier': ['jelly donut']},
+              {'earlier': [('About what time did you have the donut?', 'around 11 this morning'),
+                           '11:00']}, anchored=True)
+    # The reply's time is the corrected one: noon, not 2.
+    e += diet('sven', 'chicken salad for lunch', 'chicken salad and a diet snapple for lunch',
+              {'lunch': ['chicken salad', 'diet snapple']},
+              {'lunch': [('What time was lunch?', 'around 2.. no wait'), '12:00']}, anchored=True)
+    # The summary spells the user's words out; "a bacon egg and cheese" is
+    # the sandwich's name, and an item is a phrase of up to four words.
+    e += diet('walt', 'brekkie was a bacon egg n cheese sammy', 'a bacon egg and cheese sandwich '
+              'around 8; a mango smoothie for lunch',
+              {'8': ['bacon egg and cheese'], 'lunch': ['mango smoothie']},
+              {'8': '08:00', 'lunch': [('What time was lunch?', 'bout 12:30'), '12:30']},
+              anchored=True)
+    # Nothing to log, or the user calls it off: said so, and the dialogue
+    # ends there.
+    e.append({'match': _user_said('tomas', "haven't eaten anything yet today")
+              + r'[^\n]*\n\nQuestion: What did you eat',
+              'reply': {'action': 'cancel', 'text': 'OK, nothing to log yet. Hope work eases up!'}})
+    e += diet('uma', 'can you log my lunch', None, None, {},
+              confer_first=('Sure! What did you have for lunch, and when?',
+                            'eh actually never mind',
+                            {'action': 'cancel', 'text': "OK, I won't log anything."}))
+    e.append({'match': _user_said('dara', 'ok so I had a bagel at 9 and then... actually never mind')
+              + r'[^\n]*\n\nQuestion: What did you eat',
+              'reply': {'action': 'cancel', 'text': "OK, I won't log anything now. Talk tonight!"}})
     return e
