@@ -1,6 +1,6 @@
 """A correct model for every case of evals/diet.toml, evals/recipes.toml,
-evals/diet-fresh.toml and evals/diet-fresh2.toml, as a script for the
-scripted backend.
+evals/diet-fresh.toml, evals/diet-fresh2.toml, evals/diet-fresh3.toml and
+evals/diet-fresh4.toml, as a script for the scripted backend.
 
 Each case's dialogue is written down as a careful model would conduct it:
 it extracts every item with its time, asks when the user named only a meal,
@@ -24,12 +24,17 @@ def _user_said(user, text):
     return r'\] %s: %s' % (re.escape(user), re.escape(text))
 
 
-def diet(user, said, answer, items, times, confer_first=None):
+def diet(user, said, answer, items, times, confer_first=None, anchored=False):
     """A diet dialogue: `said` is the user's message (its start), `answer`
     the extracted list, `items` the itemized mapping; `times` maps each
     key to an 'HH:MM' (known from the message) or to a list of steps
     [(question, reply start), ..., 'HH:MM']: ask, and after the reply that
-    starts so, ask the next question or answer the time."""
+    starts so, ask the next question or answer the time.  `anchored`: the
+    time questions are answered only where the prompt holds `said`, so
+    that the entries do not answer another case of the same user asking
+    about the same phrase."""
+    lead = _user_said(user, said) + '.*' if anchored else ''
+    anyway = lead or r'\] %s: .*' % re.escape(user)      # any message of the user's
     entries = []
     if confer_first is not None:
         question, reply, outcome = confer_first
@@ -48,18 +53,19 @@ def diet(user, said, answer, items, times, confer_first=None):
     for key, how in times.items():
         asked = r"Question: When, roughly, was %s\?" % re.escape(_quote(key))
         if isinstance(how, str):
-            entries.append({'match': r'\] %s: .*%s' % (re.escape(user), asked),
+            entries.append({'match': anyway + asked,
                             'reply': {'action': 'answer', 'text': _iso(how)}})
             continue
         *steps, hhmm = how
         # The last reply answers the question; each earlier one asks again.
         replies = [r for _, r in steps]
-        entries.append({'match': _user_said(user, replies[-1]) + r'[^\n]*\n\n' + asked,
+        entries.append({'match': lead + _user_said(user, replies[-1]) + r'[^\n]*\n\n' + asked,
                         'reply': {'action': 'answer', 'text': _iso(hhmm)}})
         for k in range(len(steps) - 1, 0, -1):
-            entries.append({'match': _user_said(user, replies[k - 1]) + r'[^\n]*\n\n' + asked,
+            entries.append({'match': (lead + _user_said(user, replies[k - 1]) + r'[^\n]*\n\n'
+                                      + asked),
                             'reply': {'action': 'confer', 'text': steps[k][0]}})
-        entries.append({'match': r'\] %s: .*%s' % (re.escape(user), asked),
+        entries.append({'match': anyway + asked,
                         'reply': {'action': 'confer', 'text': steps[0][0]}})
     return entries
 
@@ -394,4 +400,214 @@ def fresh2_script():
               'and a soft egg, gyoza (6 pc) and half a matcha soda, at 12:45',
               {'12:45': ['tonkotsu ramen', 'extra chashu', 'soft egg', 'gyoza', 'matcha soda']},
               {'12:45': '12:45'})
+    return e
+
+
+def fresh3_script():
+    """The cases of evals/diet-fresh3.toml (the third file written blind,
+    all held out), conducted as a careful model would, in the manner of
+    fresh2_script.  Its users' names recur in the other files (ines asks
+    about 'lunch' in both diet-fresh2.toml and here), so the time questions
+    are answered only in the dialogue of the case's own message
+    (`anchored`), and test_eval puts these entries first.  The keys and
+    items it itemizes are phrases of the summary as the request's schema
+    has them: up to four words, neither first nor last a stop word ('hour
+    ago', not 'an hour ago')."""
+    e = []
+    e += diet('quinn', 'Breakfast was oatmeal with blueberries', 'oatmeal with blueberries at '
+              '7:30am; a chicken caesar wrap at 1pm',
+              {'7:30am': ['oatmeal with blueberries'], '1pm': ['chicken caesar wrap']},
+              {'7:30am': '07:30', '1pm': '13:00'}, anchored=True)
+    e += diet('bea', '09:15 two boiled eggs + toast\n13:45 lentil soup\n15:30 double espresso',
+              'two boiled eggs and toast at 09:15; lentil soup at 13:45; a double espresso at '
+              '15:30',
+              {'09:15': ['two boiled eggs', 'toast'], '13:45': ['lentil soup'],
+               '15:30': ['double espresso']},
+              {'09:15': '09:15', '13:45': '13:45', '15:30': '15:30'}, anchored=True)
+    e += diet('carlos', 'bowl of cheerios at half past seven', 'a bowl of cheerios at half past '
+              'seven; a banana at quarter to eleven',
+              {'half past seven': ['bowl of cheerios'], 'quarter to eleven': ['banana']},
+              {'half past seven': '07:30', 'quarter to eleven': '10:45'}, anchored=True)
+    e += diet('dmitri', 'ate a bag of salt and vinegar chips', 'a bag of salt and vinegar chips, '
+              '20 mins ago', {'20 mins ago': ['salt and vinegar chips']},
+              {'20 mins ago': '15:40'}, anchored=True)
+    e += diet('efua', 'Had a slice of pepperoni pizza', 'a slice of pepperoni pizza about an hour '
+              'ago; a can of ginger ale just now',
+              {'hour ago': ['slice of pepperoni pizza'], 'just now': ['can of ginger ale']},
+              {'hour ago': '15:00', 'just now': '16:00'}, anchored=True)
+    e += diet('sven', 'had leftover pad thai earlier', 'leftover pad thai, earlier',
+              {'earlier': ['leftover pad thai']},
+              {'earlier': [('About what time did you have the pad thai?', 'around 2:30'), '14:30']},
+              anchored=True)
+    e += diet('farah', 'Breakfast: greek yogurt with granola', 'breakfast: greek yogurt with '
+              'granola; lunch: leftover chili and rice',
+              {'breakfast': ['greek yogurt with granola'], 'lunch': ['leftover chili', 'rice']},
+              {'breakfast': [('What time was breakfast?', 'about 8'), '08:00'],
+               'lunch': [('And when was lunch?', 'around 12:15'), '12:15']}, anchored=True)
+    e += diet('yuki', 'brunch w friends today', 'brunch: eggs benedict, hashbrowns and a mimosa',
+              {'brunch': ['eggs benedict', 'hashbrowns', 'mimosa']},
+              {'brunch': [('What time was brunch?', 'we sat down around 11:30'), '11:30']},
+              anchored=True)
+    e += diet('gus', 'got a burrito bowl for lunch', 'a burrito bowl for lunch',
+              {'lunch': ['burrito bowl']},
+              {'lunch': [('What time was lunch?', 'right after my meeting'),
+                         ('Roughly what time did your meeting end?', 'it wrapped up around 1:30'),
+                         '13:30']}, anchored=True)
+    e += diet('priya', 'snack report: cheese and crackers', 'cheese and crackers around 3; a '
+              'handful of gummy bears a bit ago',
+              {'3': ['cheese', 'crackers'], 'bit ago': ['handful of gummy bears']},
+              {'3': '15:00',
+               'bit ago': [('About how long ago did you have the gummy bears?',
+                            'like 15 min ago'), '15:45']}, anchored=True)
+    # The summary has what the user corrected it to: a scone, not a muffin.
+    e += diet('hana', 'had a blueberry muffin w my latte', 'a scone with a latte at 10 this '
+              'morning', {'10': ['scone', 'latte']}, {'10': '10:00'}, anchored=True)
+    # The reply's time is the corrected one: "closer to 1", not "around 12".
+    e += diet('ines', 'I had a turkey club for lunch', 'a turkey club for lunch',
+              {'lunch': ['turkey club']},
+              {'lunch': [('What time was lunch?', 'around 12. actually no, closer to 1'), '13:00']},
+              anchored=True)
+    # Nothing to log: said so, and the dialogue ends there (as lin's of
+    # diet-fresh2.toml).
+    e.append({'match': _user_said('jamal', 'havent eaten anything yet today')
+              + r'[^\n]*\n\nQuestion: What did you eat',
+              'reply': {'action': 'cancel', 'text': "OK, nothing to log yet. Hope work eases up!"}})
+    # Asked when, the user calls it off: nothing is logged.
+    e += diet('kenji', 'had some crackers earlier', 'some crackers, earlier',
+              {'earlier': ['crackers']}, {}, anchored=True)
+    said = _user_said('kenji', 'had some crackers')
+    asked = r"Question: When, roughly, was 'earlier'\?"
+    e.append({'match': said + '.*' + _user_said('kenji', 'ugh never mind') + r'[^\n]*\n\n' + asked,
+              'reply': {'action': 'cancel', 'text': "OK, I won't log it."}})
+    e.append({'match': said + '.*' + asked,
+              'reply': {'action': 'confer', 'text': 'About what time did you have the crackers?'}})
+    e += diet('lena', 'only drinks so far today', 'coffee at 6:45; another coffee around 9; a '
+              'green tea at 2', {'6:45': ['coffee'], '9': ['coffee'], '2': ['green tea']},
+              {'6:45': '06:45', '9': '09:00', '2': '14:00'}, anchored=True)
+    # The summary spells the user's words out ("cheeseburger", "1230" as
+    # "12:30"), as tyler's of diet-fresh2.toml.
+    e += diet('marco', 'had a cheezburger n fries', "a cheeseburger, fries and a chocolate shake "
+              "from McDonald's around 12:30",
+              {'12:30': ['cheeseburger', 'fries', 'chocolate shake']}, {'12:30': '12:30'},
+              anchored=True)
+    e += diet('nadia', 'just had a', 'a banana and a handful of almonds, just now',
+              {'just now': ['banana', 'handful of almonds']}, {'just now': '16:00'}, anchored=True)
+    e += diet('omar', 'ok so breakfast was 2 eggs', 'breakfast: 2 eggs and toast at 8; a protein '
+              'bar around 11; lunch: a poke bowl at 1',
+              {'8': ['2 eggs', 'toast'], '11': ['protein bar'], '1': ['poke bowl']},
+              {'8': '08:00', '11': '11:00', '1': '13:00'}, anchored=True)
+    e += diet('rosa', 'So today was kind of chaotic', 'half a coffee around 8:15; a donut around '
+              '10:30; a tuna salad sandwich and a diet coke about 12:45; a small piece of birthday '
+              'cake around 3',
+              {'8:15': ['half a coffee'], '10:30': ['donut'],
+               '12:45': ['tuna salad sandwich', 'diet coke'], '3': ['birthday cake']},
+              {'8:15': '08:15', '10:30': '10:30', '12:45': '12:45', '3': '15:00'}, anchored=True)
+    # Two dialogues, each asking about 'just now': the second one's entries
+    # first, as the first message is in its prompt too.
+    e += diet('tariq', 'just finished a strawberry yogurt', 'a strawberry yogurt, just now',
+              {'just now': ['strawberry yogurt']}, {'just now': '17:30'}, anchored=True)
+    e += diet('tariq', 'just had an apple', 'an apple, just now', {'just now': ['apple']},
+              {'just now': '16:00'}, anchored=True)
+    return e
+
+
+def fresh4_script():
+    """The cases of evals/diet-fresh4.toml (the fourth file written blind,
+    all held out), conducted as a careful model would, in the manner of
+    fresh3_script: anchored to each case's own message, and put first by
+    test_eval, as its users' names recur in the other files."""
+    e = []
+    e += diet('kofi', 'Breakfast was 2 scrambled eggs and wheat toast', 'breakfast: 2 scrambled '
+              'eggs and wheat toast at 7:45am; a chicken caesar wrap around 12:30pm',
+              {'7:45am': ['2 scrambled eggs', 'wheat toast'], '12:30pm': ['chicken caesar wrap']},
+              {'7:45am': '07:45', '12:30pm': '12:30'}, anchored=True)
+    e += diet('lena', '09:10 porridge w/ blueberries', 'porridge with blueberries at 09:10; '
+              'lentil soup and a bread roll at 13:20',
+              {'09:10': ['porridge with blueberries'], '13:20': ['lentil soup', 'bread roll']},
+              {'09:10': '09:10', '13:20': '13:20'}, anchored=True)
+    e += diet('marco', 'Bowl of cereal at half past seven', 'a bowl of cereal at half past seven '
+              'this morning; a ham and cheese toastie at quarter to one',
+              {'half past seven': ['bowl of cereal'], 'quarter to one': ['ham and cheese toastie']},
+              {'half past seven': '07:30', 'quarter to one': '12:45'}, anchored=True)
+    e += diet('nadia', 'had a greek yogurt about an hour ago', 'a greek yogurt about an hour ago; '
+              'a banana just now', {'hour ago': ['greek yogurt'], 'just now': ['banana']},
+              {'hour ago': '15:00', 'just now': '16:00'}, anchored=True)
+    e += diet('otto', 'Ate a granola bar like 20 mins ago', 'a granola bar and a glass of oj, '
+              'about 20 mins ago', {'20 mins ago': ['granola bar', 'glass of oj']},
+              {'20 mins ago': '15:40'}, anchored=True)
+    e += diet('vera', 'Only drinks today honestly', 'black coffee at 8; another black coffee at '
+              '11; a diet coke at 2:30',
+              {'8': ['black coffee'], '11': ['black coffee'], '2:30': ['diet coke']},
+              {'8': '08:00', '11': '11:00', '2:30': '14:30'}, anchored=True)
+    # The salad was the coworker's: not the user's to log.
+    e += diet('xena', 'ugh what a day', 'a blueberry muffin and an oat latte around 9:30; a glazed '
+              'donut at 11; leftover pad thai around 1:45',
+              {'9:30': ['blueberry muffin', 'oat latte'], '11': ['glazed donut'],
+               '1:45': ['leftover pad thai']},
+              {'9:30': '09:30', '11': '11:00', '1:45': '13:45'}, anchored=True)
+    # An item is a phrase of up to four words: the slices' count is left out.
+    e += diet('yusuf', 'croissant', 'a croissant and a cappuccino around 8; 2 slices of pepperoni '
+              'pizza at 12:30',
+              {'8': ['croissant', 'cappuccino'], '12:30': ['slices of pepperoni pizza']},
+              {'8': '08:00', '12:30': '12:30'}, anchored=True)
+    e += diet('zoe', 'turkey wrap at noon then chips', 'a turkey wrap at noon; chips and salsa '
+              'about 10 min ago', {'noon': ['turkey wrap'], '10 min ago': ['chips and salsa']},
+              {'noon': '12:00', '10 min ago': '15:50'}, anchored=True)
+    e += diet('aiden', 'Snacks so far: some trail mix', 'some trail mix around 3; a string cheese '
+              'a few minutes ago', {'3': ['trail mix'], 'few minutes ago': ['string cheese']},
+              {'3': '15:00', 'few minutes ago': '15:55'}, anchored=True)
+    # The summary has what the user corrected it to: today's lunch, not
+    # yesterday's.
+    e += diet('rosa', 'For lunch I had a tuna melt, no wait', 'a grilled cheese and a pickle for '
+              'lunch, around 12:15', {'12:15': ['grilled cheese', 'pickle']},
+              {'12:15': '12:15'}, anchored=True)
+    e += diet('priya', 'Had breakfast and lunch today', 'breakfast: a veggie omelette; lunch: a '
+              'burrito bowl', {'breakfast': ['veggie omelette'], 'lunch': ['burrito bowl']},
+              {'breakfast': [('What time was breakfast?', 'around 8:30'), '08:30'],
+               'lunch': [('And when was lunch?', '1pm'), '13:00']}, anchored=True)
+    e += diet('chen', 'oatmeal for breakfast at 7', 'oatmeal for breakfast at 7; sushi for lunch',
+              {'7': ['oatmeal'], 'lunch': ['sushi']},
+              {'7': '07:00', 'lunch': [('What time was lunch?', '12:45ish'), '12:45']},
+              anchored=True)
+    # No time at all: asked when before the summary; the first answer is
+    # vague, so asked again.
+    said = _user_said('quinn', 'Had some pancakes and bacon')
+    first = r'[^\n]*\n\nQuestion: What did you eat'
+    e += [{'match': said + '.*' + _user_said('quinn', 'ok, around 10:30') + first,
+           'reply': {'action': 'answer', 'text': 'pancakes and bacon around 10:30'}},
+          {'match': said + '.*' + _user_said('quinn', 'a while ago') + first,
+           'reply': {'action': 'confer', 'text': 'Roughly what time was that?'}},
+          {'match': said + first,
+           'reply': {'action': 'confer', 'text': 'When did you have the pancakes and bacon?'}}]
+    # Then the summary itemized and its time read (but the first question,
+    # answered above).
+    e += diet('quinn', 'Had some pancakes and bacon', 'pancakes and bacon around 10:30',
+              {'10:30': ['pancakes', 'bacon']}, {'10:30': '10:30'}, anchored=True)[1:]
+    e += diet('bianca', 'I had a jelly donut earlier', 'a jelly donut, earlier',
+              {'earlier': ['jelly donut']},
+              {'earlier': [('About what time did you have the donut?', 'around 11 this morning'),
+                           '11:00']}, anchored=True)
+    # The reply's time is the corrected one: noon, not 2.
+    e += diet('sven', 'chicken salad for lunch', 'chicken salad and a diet snapple for lunch',
+              {'lunch': ['chicken salad', 'diet snapple']},
+              {'lunch': [('What time was lunch?', 'around 2.. no wait'), '12:00']}, anchored=True)
+    # The summary spells the user's words out; "a bacon egg and cheese" is
+    # the sandwich's name, and an item is a phrase of up to four words.
+    e += diet('walt', 'brekkie was a bacon egg n cheese sammy', 'a bacon egg and cheese sandwich '
+              'around 8; a mango smoothie for lunch',
+              {'8': ['bacon egg and cheese'], 'lunch': ['mango smoothie']},
+              {'8': '08:00', 'lunch': [('What time was lunch?', 'bout 12:30'), '12:30']},
+              anchored=True)
+    # Nothing to log, or the user calls it off: said so, and the dialogue
+    # ends there.
+    e.append({'match': _user_said('tomas', "haven't eaten anything yet today")
+              + r'[^\n]*\n\nQuestion: What did you eat',
+              'reply': {'action': 'cancel', 'text': 'OK, nothing to log yet. Hope work eases up!'}})
+    e += diet('uma', 'can you log my lunch', None, None, {},
+              confer_first=('Sure! What did you have for lunch, and when?',
+                            'eh actually never mind',
+                            {'action': 'cancel', 'text': "OK, I won't log anything."}))
+    e.append({'match': _user_said('dara', 'ok so I had a bagel at 9 and then... actually never mind')
+              + r'[^\n]*\n\nQuestion: What did you eat',
+              'reply': {'action': 'cancel', 'text': "OK, I won't log anything now. Talk tonight!"}})
     return e

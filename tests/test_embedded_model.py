@@ -312,6 +312,31 @@ def test_a_string_the_model_would_not_end_is_closed_at_the_bound(gemma):
     assert done['reply_tokens'] < 400, done
 
 
+def test_a_quote_holding_emoji_comes_back_whole(gemma):
+    """A schema's literal holding characters beyond the Basic Multilingual
+    Plane (emoji) is spelled whole in the grammar, and the model, held to
+    it, writes them: it had written "just had a  and ..." without the 🍌,
+    as the schema's converter spells it a surrogate pair no text holds."""
+    from ostinato.effects.llm.model_worker import schema_grammar
+    from ostinato.effects.llm.replies import check_reply
+    said = 'just had a 🍌 and a handful of almonds 😋 (café)'
+    schema = {'type': 'object', 'required': ['text'],
+              'properties': {'text': {'type': 'string', 'enum': [said]}}}
+    text = schema_grammar(schema)._grammar
+    assert '\\U0001f34c' in text and '\\U0001f60b' in text and '\\ud83c' not in text.lower(), text
+    process = embedded.ModelProcess(gemma, 2048, 1)
+    try:
+        process.wait_ready()
+        done = process.ask({'messages': [{'role': 'user', 'content': 'What did the user write?'}],
+                            'schema': schema, 'max_tokens': 60, 'temperature': 0.0},
+                           deadline=PATIENT)
+    finally:
+        process.stop()
+    reply, problem = check_reply(done['content'], schema)
+    assert problem is None, done
+    assert reply['text'] == said, done
+
+
 def test_the_repeat_penalty_gets_the_model_out_of_a_loop(gemma):
     """The same question at temperature 0: without a penalty Gemma 3 270M
     repeats one sentence until the string's bound; with the backend's

@@ -472,8 +472,14 @@ def test_the_shipped_case_files_are_valid():
     assert len(fresh.cases) == 15 and not any(c.holdout for c in fresh.cases)   # tuned on since
     assert fresh.skill == diet.skill
     fresh2 = load_case_file(str(ROOT / 'evals' / 'diet-fresh2.toml'))
-    assert len(fresh2.cases) == 20 and all(c.holdout for c in fresh2.cases)
+    assert len(fresh2.cases) == 20 and not any(c.holdout for c in fresh2.cases)   # tuned on since
     assert fresh2.skill == diet.skill
+    fresh3 = load_case_file(str(ROOT / 'evals' / 'diet-fresh3.toml'))
+    assert len(fresh3.cases) == 20 and not any(c.holdout for c in fresh3.cases)   # tuned on since
+    assert fresh3.skill == diet.skill
+    fresh4 = load_case_file(str(ROOT / 'evals' / 'diet-fresh4.toml'))
+    assert len(fresh4.cases) == 20 and not any(c.holdout for c in fresh4.cases)   # tuned on since
+    assert fresh4.skill == diet.skill
 
 
 def test_the_seed_dialogue_passes_the_seed_cases(tmp_path):
@@ -501,14 +507,21 @@ def test_a_correct_model_passes_every_shipped_case(tmp_path):
     all must pass, so the expectations ask for what a correct dialogue gives
     -- but for PROCESS_FAILS, which must fail exactly so; four dialogues at
     a time, as a loaded server would run them."""
-    from correct_model import diet_script, fresh2_script, fresh_script, recipes_script
-    (tmp_path / 'correct.json').write_text(json.dumps(diet_script() + recipes_script()
+    from correct_model import (diet_script, fresh2_script, fresh3_script, fresh4_script,
+                               fresh_script, recipes_script)
+    # fresh4's and fresh3's entries first: they answer only their own
+    # cases, and another file's entry for the same user and question would
+    # answer these.
+    (tmp_path / 'correct.json').write_text(json.dumps(fresh4_script() + fresh3_script()
+                                                      + diet_script() + recipes_script()
                                                       + fresh_script() + fresh2_script()))
     env = env_for(tmp_path, OSTINATO_LLM='scripted',
                   OSTINATO_LLM_SCRIPT=str(tmp_path / 'correct.json'))
     r = subprocess.run([sys.executable, '-m', 'ostinato', 'eval', str(ROOT / 'evals' / 'diet.toml'),
                         str(ROOT / 'evals' / 'recipes.toml'), str(ROOT / 'evals' / 'diet-fresh.toml'),
                         str(ROOT / 'evals' / 'diet-fresh2.toml'),
+                        str(ROOT / 'evals' / 'diet-fresh3.toml'),
+                        str(ROOT / 'evals' / 'diet-fresh4.toml'),
                         '--runs', '1', '--jobs', '4', '--json', str(tmp_path / 'out.json')],
                        cwd=tmp_path, env=env, text=True, capture_output=True, timeout=900)
     assert r.returncode == 0, r.stderr
@@ -520,9 +533,9 @@ def test_a_correct_model_passes_every_shipped_case(tmp_path):
     failed |= {(x['case'], x['failure']['problem']) for c in s['cases'] for x in c['results']
                if x['failure'] and 'expectation' not in x['failure']}
     assert failed == PROCESS_FAILS, '\n'.join(map(str, failed ^ PROCESS_FAILS)) + '\n' + r.stdout
-    assert s['runs'] == 80 and s['holdout']['runs'] == 35
-    assert 'tuned    45/45 runs passed (100.0 %)' in r.stdout
-    assert 'holdout  35/35 runs passed (100.0 %)' in r.stdout
+    assert s['runs'] == 120 and s['holdout']['runs'] == 15
+    assert 'tuned    105/105 runs passed (100.0 %)' in r.stdout
+    assert 'holdout  15/15 runs passed (100.0 %)' in r.stdout
 
 
 # ------------------------------------------------------------------ invalid case files

@@ -229,6 +229,22 @@ def _bounded(grammar):
     return _MORE.sub(lambda m: '( "," %s %s ){0,%d}' % (m.group(1), m.group(2), MAX_MORE), grammar)
 
 
+# llama-cpp-python writes a literal of the schema (an enum's string) as
+# JSON with ASCII escapes, so a character beyond the Basic Multilingual
+# Plane (an emoji) becomes a surrogate pair, "\ud83c\udf4c", which GBNF
+# reads as two code points no UTF-8 text holds: the model could not copy
+# the user's "a 🍌" and wrote "a " without it.  GBNF's \U spells the
+# character whole.
+_SURROGATES = re.compile(r'\\u(d[89ab][0-9a-f]{2})\\u(d[c-f][0-9a-f]{2})', re.IGNORECASE)
+
+
+def _whole_characters(grammar):
+    def whole(m):
+        high, low = int(m.group(1), 16), int(m.group(2), 16)
+        return '\\U%08x' % (0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
+    return _SURROGATES.sub(whole, grammar)
+
+
 def schema_grammar(schema):
     from llama_cpp.llama_grammar import JSON_GBNF, LlamaGrammar
     if schema is None:
@@ -236,8 +252,8 @@ def schema_grammar(schema):
         return LlamaGrammar.from_string(
             _bounded(JSON_GBNF.replace(_FREE_JSON_STRING, _BOUNDED_JSON_STRING)), verbose=False)
     grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
-    grammar._grammar = _bounded(grammar._grammar.replace(_LOOSE_CHAR, _JSON_CHAR).replace(
-        _FREE_STRING, _BOUNDED_STRING))
+    grammar._grammar = _whole_characters(_bounded(grammar._grammar.replace(_LOOSE_CHAR, _JSON_CHAR).replace(
+        _FREE_STRING, _BOUNDED_STRING)))
     return grammar
 
 
