@@ -1,6 +1,7 @@
 """A correct model for every case of evals/diet.toml, evals/recipes.toml,
-evals/diet-fresh.toml, evals/diet-fresh2.toml, evals/diet-fresh3.toml and
-evals/diet-fresh4.toml, as a script for the scripted backend.
+evals/diet-fresh.toml, evals/diet-fresh2.toml, evals/diet-fresh3.toml,
+evals/diet-fresh4.toml and evals/diet-fresh5.toml, as a script for the
+scripted backend.
 
 Each case's dialogue is written down as a careful model would conduct it:
 it extracts every item with its time, asks when the user named only a meal,
@@ -610,4 +611,94 @@ def fresh4_script():
     e.append({'match': _user_said('dara', 'ok so I had a bagel at 9 and then... actually never mind')
               + r'[^\n]*\n\nQuestion: What did you eat',
               'reply': {'action': 'cancel', 'text': "OK, I won't log anything now. Talk tonight!"}})
+    return e
+
+
+def fresh5_script():
+    """The cases of evals/diet-fresh5.toml (the fifth file written blind,
+    all held out), conducted as a careful model would, in the manner of
+    fresh4_script: anchored to each case's own message, and put first by
+    test_eval, as its users' names recur in the other files."""
+    e = []
+    e += diet('marcus', 'Breakfast was oatmeal with blueberries at 7:30am', 'oatmeal with '
+              'blueberries at 7:30am; a chicken caesar wrap at 1pm',
+              {'7:30am': ['oatmeal with blueberries'], '1pm': ['chicken caesar wrap']},
+              {'7:30am': '07:30', '1pm': '13:00'}, anchored=True)
+    e += diet('ingrid', 'Logging: 09:15 two boiled eggs', 'two boiled eggs and rye toast at '
+              '09:15; lentil soup with a bread roll at 13:40',
+              {'09:15': ['two boiled eggs', 'rye toast'], '13:40': ['lentil soup', 'bread roll']},
+              {'09:15': '09:15', '13:40': '13:40'}, anchored=True)
+    e += diet('tomasz', 'cereal at half past seven', 'cereal at half past seven this morning; a '
+              'banana at quarter to eleven',
+              {'half past seven': ['cereal'], 'quarter to eleven': ['banana']},
+              {'half past seven': '07:30', 'quarter to eleven': '10:45'}, anchored=True)
+    e += diet('dev', 'grabbed a slice of pepperoni pizza', 'a slice of pepperoni pizza, about an '
+              'hour ago', {'hour ago': ['slice of pepperoni pizza']}, {'hour ago': '15:00'},
+              anchored=True)
+    # An item is a phrase of up to four words: the latte's size is left out.
+    e += diet('priya', 'just now: a large iced oat milk latte', 'a large iced oat milk latte, '
+              'just now', {'just now': ['iced oat milk latte']}, {'just now': '16:00'},
+              anchored=True)
+    e += diet('lena', 'ate a granola bar like 20 mins ago', 'a granola bar, about 20 mins ago',
+              {'20 mins ago': ['granola bar']}, {'20 mins ago': '15:40'}, anchored=True)
+    e += diet('amara', 'cereal at 7, coffee at 10', 'cereal at 7; coffee at 10; a pb&j right now',
+              {'7': ['cereal'], '10': ['coffee'], 'right now': ['pb&j']},
+              {'7': '07:00', '10': '10:00', 'right now': '16:00'}, anchored=True)
+    # "An hour after that" of a shake around 6: the eggs around 7.
+    e += diet('theo', 'protein shake around 6 after the gym', 'a protein shake around 6 after the '
+              'gym; eggs and toast around 7',
+              {'6': ['protein shake'], '7': ['eggs', 'toast']},
+              {'6': '06:00', '7': '07:00'}, anchored=True)
+    e += diet('rosa', 'had pancakes for breakfast and a burrito', 'pancakes for breakfast; a '
+              'burrito for lunch', {'breakfast': ['pancakes'], 'lunch': ['burrito']},
+              {'breakfast': [('What time was breakfast?', 'around 8'), '08:00'],
+               'lunch': [('And when was lunch?', '12:30ish'), '12:30']}, anchored=True)
+    e += diet('kenji', 'two waffles at 8:15', 'two waffles at 8:15; a bowl of chili for lunch',
+              {'8:15': ['two waffles'], 'lunch': ['bowl of chili']},
+              {'8:15': '08:15', 'lunch': [('What time was lunch?', 'lunch was 12:45'), '12:45']},
+              anchored=True)
+    e += diet('sven', 'had a strawberry banana smoothie earlier', 'a strawberry banana smoothie, '
+              'earlier', {'earlier': ['strawberry banana smoothie']},
+              {'earlier': [('About what time did you have the smoothie?',
+                            'around 11 this morning'), '11:00']}, anchored=True)
+    e += diet('kofi', 'had leftover pad thai for lunch', 'leftover pad thai for lunch',
+              {'lunch': ['leftover pad thai']},
+              {'lunch': [('What time was lunch?', 'dunno, sometime after my morning meetings'),
+                         ('Roughly what time was that?', 'ok i think it was about 1:15'),
+                         '13:15']}, anchored=True)
+    # The summary has what the user corrected it to: a bagel, not the
+    # muffin (yesterday's).
+    e += diet('hana', 'had a blueberry muffin around 10, oh wait', 'a bagel with cream cheese '
+              'around 10', {'10': ['bagel with cream cheese']}, {'10': '10:00'}, anchored=True)
+    # The reply's time is the corrected one: noon, not 1.
+    e += diet('oskar', 'Had a greek salad for lunch.', 'a greek salad for lunch',
+              {'lunch': ['greek salad']},
+              {'lunch': [('What time was lunch?', 'At 1. No wait, sorry'), '12:00']},
+              anchored=True)
+    # Nothing to log, or the user calls it off: said so, and the dialogue
+    # ends there.
+    e.append({'match': _user_said('yusuf', 'nothing to log yet, havent eaten a thing today')
+              + r'[^\n]*\n\nQuestion: What did you eat',
+              'reply': {'action': 'cancel', 'text': 'OK, nothing to log yet. Hope the day '
+                                                    'calms down!'}})
+    e += diet('bea', 'hey can you log my food', None, None, {},
+              confer_first=('Sure! What did you eat, and roughly when?',
+                            'ah never mind, gotta run',
+                            {'action': 'cancel', 'text': "OK, I won't log anything. Later!"}))
+    e += diet('gus', 'only coffee so far today', 'coffee at 6:30; another coffee around 10',
+              {'6:30': ['coffee'], '10': ['coffee']}, {'6:30': '06:30', '10': '10:00'},
+              anchored=True)
+    # The summary spells the user's words out ("chicken sandwich", "1230"
+    # as "12:30"); the lemonade was had with them.
+    e += diet('jayden', 'had a chikn sandwhich n fries', 'a chicken sandwich, fries and a '
+              'lemonade around 12:30', {'12:30': ['chicken sandwich', 'fries', 'lemonade']},
+              {'12:30': '12:30'}, anchored=True)
+    e += diet('noor', 'avocado toast', 'avocado toast and a flat white at 8:30 this morning',
+              {'8:30': ['avocado toast', 'flat white']}, {'8:30': '08:30'}, anchored=True)
+    # Lunch was skipped: nothing to log for it.
+    e += diet('carmen', 'ok so today has been a mess lol', 'a strawberry yogurt around 7:45; a '
+              'donut around 10; a turkey club wrap and a diet coke around 2:30',
+              {'7:45': ['strawberry yogurt'], '10': ['donut'],
+               '2:30': ['turkey club wrap', 'diet coke']},
+              {'7:45': '07:45', '10': '10:00', '2:30': '14:30'}, anchored=True)
     return e

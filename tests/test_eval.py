@@ -480,6 +480,9 @@ def test_the_shipped_case_files_are_valid():
     fresh4 = load_case_file(str(ROOT / 'evals' / 'diet-fresh4.toml'))
     assert len(fresh4.cases) == 20 and not any(c.holdout for c in fresh4.cases)   # tuned on since
     assert fresh4.skill == diet.skill
+    fresh5 = load_case_file(str(ROOT / 'evals' / 'diet-fresh5.toml'))
+    assert len(fresh5.cases) == 20 and all(c.holdout for c in fresh5.cases)
+    assert fresh5.skill == diet.skill
 
 
 def test_the_seed_dialogue_passes_the_seed_cases(tmp_path):
@@ -499,7 +502,12 @@ def test_the_seed_dialogue_passes_the_seed_cases(tmp_path):
 # expectation that fails: the model's answers are right, and the process
 # of stdlib/core_skills.ost refuses them.  When the process is mended, the
 # case passes and leaves this list.
-PROCESS_FAILS = set()
+PROCESS_FAILS = {
+    # diet-fresh5.toml: asked when lunch was, the user answers vaguely ("after
+    # my morning meetings") and the model asks again, but the time reader
+    # takes the reply's "morning" for the time and logs 09:00 without asking.
+    ('vague answer, then a real one', "near(user.diet_log[0].when, '13:15')"),
+}
 
 
 def test_a_correct_model_passes_every_shipped_case(tmp_path):
@@ -508,13 +516,14 @@ def test_a_correct_model_passes_every_shipped_case(tmp_path):
     -- but for PROCESS_FAILS, which must fail exactly so; four dialogues at
     a time, as a loaded server would run them."""
     from correct_model import (diet_script, fresh2_script, fresh3_script, fresh4_script,
-                               fresh_script, recipes_script)
-    # fresh4's and fresh3's entries first: they answer only their own
-    # cases, and another file's entry for the same user and question would
-    # answer these.
-    (tmp_path / 'correct.json').write_text(json.dumps(fresh4_script() + fresh3_script()
-                                                      + diet_script() + recipes_script()
-                                                      + fresh_script() + fresh2_script()))
+                               fresh5_script, fresh_script, recipes_script)
+    # fresh5's, fresh4's and fresh3's entries first: they answer only their
+    # own cases, and another file's entry for the same user and question
+    # would answer these.
+    (tmp_path / 'correct.json').write_text(json.dumps(fresh5_script() + fresh4_script()
+                                                      + fresh3_script() + diet_script()
+                                                      + recipes_script() + fresh_script()
+                                                      + fresh2_script()))
     env = env_for(tmp_path, OSTINATO_LLM='scripted',
                   OSTINATO_LLM_SCRIPT=str(tmp_path / 'correct.json'))
     r = subprocess.run([sys.executable, '-m', 'ostinato', 'eval', str(ROOT / 'evals' / 'diet.toml'),
@@ -522,6 +531,7 @@ def test_a_correct_model_passes_every_shipped_case(tmp_path):
                         str(ROOT / 'evals' / 'diet-fresh2.toml'),
                         str(ROOT / 'evals' / 'diet-fresh3.toml'),
                         str(ROOT / 'evals' / 'diet-fresh4.toml'),
+                        str(ROOT / 'evals' / 'diet-fresh5.toml'),
                         '--runs', '1', '--jobs', '4', '--json', str(tmp_path / 'out.json')],
                        cwd=tmp_path, env=env, text=True, capture_output=True, timeout=900)
     assert r.returncode == 0, r.stderr
@@ -533,9 +543,9 @@ def test_a_correct_model_passes_every_shipped_case(tmp_path):
     failed |= {(x['case'], x['failure']['problem']) for c in s['cases'] for x in c['results']
                if x['failure'] and 'expectation' not in x['failure']}
     assert failed == PROCESS_FAILS, '\n'.join(map(str, failed ^ PROCESS_FAILS)) + '\n' + r.stdout
-    assert s['runs'] == 120 and s['holdout']['runs'] == 15
+    assert s['runs'] == 140 and s['holdout']['runs'] == 35
     assert 'tuned    105/105 runs passed (100.0 %)' in r.stdout
-    assert 'holdout  15/15 runs passed (100.0 %)' in r.stdout
+    assert 'holdout  34/35 runs passed (97.1 %)' in r.stdout
 
 
 # ------------------------------------------------------------------ invalid case files
