@@ -289,6 +289,18 @@ def test_schema_grammars_bound_every_free_string(gemma):
     assert '{0,%d}' % MAX_STRING not in schema_grammar(POEM)._grammar
 
 
+def ask_alone(gemma, content, schema, max_tokens):
+    """One greedy request to a model process of its own, and its answer."""
+    process = embedded.ModelProcess(gemma, 2048, 1)
+    try:
+        process.wait_ready()
+        return process.ask({'messages': [{'role': 'user', 'content': content}],
+                            'schema': schema, 'max_tokens': max_tokens, 'temperature': 0.0},
+                           deadline=PATIENT)
+    finally:
+        process.stop()
+
+
 def test_a_string_the_model_would_not_end_is_closed_at_the_bound(gemma):
     """Asked for far more than a reply holds, the model writes on (Gemma
     3 270M repeats one sentence) until the string's bound; then the
@@ -297,14 +309,7 @@ def test_a_string_the_model_would_not_end_is_closed_at_the_bound(gemma):
     from ostinato.effects.llm.model_worker import MAX_STRING
     from ostinato.effects.llm.replies import check_reply
     schema = {'type': 'object', 'properties': {'text': {'type': 'string'}}, 'required': ['text']}
-    process = embedded.ModelProcess(gemma, 2048, 1)
-    try:
-        process.wait_ready()
-        done = process.ask({'messages': [{'role': 'user', 'content': LOOPING}],
-                            'schema': schema, 'max_tokens': 400, 'temperature': 0.0},
-                           deadline=PATIENT)
-    finally:
-        process.stop()
+    done = ask_alone(gemma, LOOPING, schema, 400)
     reply, problem = check_reply(done['content'], schema)
     assert problem is None, done
     assert done['finish'] == 'stop', done
@@ -324,14 +329,7 @@ def test_a_quote_holding_emoji_comes_back_whole(gemma):
               'properties': {'text': {'type': 'string', 'enum': [said]}}}
     text = schema_grammar(schema)._grammar
     assert '\\U0001f34c' in text and '\\U0001f60b' in text and '\\ud83c' not in text.lower(), text
-    process = embedded.ModelProcess(gemma, 2048, 1)
-    try:
-        process.wait_ready()
-        done = process.ask({'messages': [{'role': 'user', 'content': 'What did the user write?'}],
-                            'schema': schema, 'max_tokens': 60, 'temperature': 0.0},
-                           deadline=PATIENT)
-    finally:
-        process.stop()
+    done = ask_alone(gemma, 'What did the user write?', schema, 60)
     reply, problem = check_reply(done['content'], schema)
     assert problem is None, done
     assert reply['text'] == said, done

@@ -468,21 +468,13 @@ def test_the_shipped_case_files_are_valid():
     assert [c.name for c in diet.cases[:2]] == ['seed: lunch and a hot chocolate',
                                                 'seed: cookie just now']
     assert recipes.cases and recipes.skill == str(ROOT / 'skills' / 'recipes.ost')
-    fresh = load_case_file(str(ROOT / 'evals' / 'diet-fresh.toml'))
-    assert len(fresh.cases) == 15 and not any(c.holdout for c in fresh.cases)   # tuned on since
-    assert fresh.skill == diet.skill
-    fresh2 = load_case_file(str(ROOT / 'evals' / 'diet-fresh2.toml'))
-    assert len(fresh2.cases) == 20 and not any(c.holdout for c in fresh2.cases)   # tuned on since
-    assert fresh2.skill == diet.skill
-    fresh3 = load_case_file(str(ROOT / 'evals' / 'diet-fresh3.toml'))
-    assert len(fresh3.cases) == 20 and not any(c.holdout for c in fresh3.cases)   # tuned on since
-    assert fresh3.skill == diet.skill
-    fresh4 = load_case_file(str(ROOT / 'evals' / 'diet-fresh4.toml'))
-    assert len(fresh4.cases) == 20 and not any(c.holdout for c in fresh4.cases)   # tuned on since
-    assert fresh4.skill == diet.skill
-    fresh5 = load_case_file(str(ROOT / 'evals' / 'diet-fresh5.toml'))
-    assert len(fresh5.cases) == 20 and all(c.holdout for c in fresh5.cases)
-    assert fresh5.skill == diet.skill
+    # The files written blind: each held out until measured, tuned on since;
+    # diet-fresh5.toml is the held-out one now.
+    for name, count, held in [('diet-fresh', 15, False), ('diet-fresh2', 20, False), ('diet-fresh3', 20, False),
+                              ('diet-fresh4', 20, False), ('diet-fresh5', 20, True)]:
+        fresh = load_case_file(str(ROOT / 'evals' / (name + '.toml')))
+        assert len(fresh.cases) == count and fresh.skill == diet.skill, name
+        assert [c.holdout for c in fresh.cases] == [held] * count, name
 
 
 def test_the_seed_dialogue_passes_the_seed_cases(tmp_path):
