@@ -249,7 +249,7 @@ def recipes_script():
 
 
 def fresh_script():
-    """The cases of evals/diet-fresh.toml (written blind, all held out),
+    """The cases of evals/diet-fresh.toml (written blind, tuned on now),
     conducted as a careful model would."""
     e = []
     e += diet('priya', 'Breakfast was 2 scrambled eggs',
@@ -313,7 +313,7 @@ def fresh_script():
 
 def fresh2_script():
     """The cases of evals/diet-fresh2.toml (the second file written blind,
-    all held out), conducted as a careful model would.  Its summary of what
+    tuned on now), conducted as a careful model would.  Its summary of what
     the user ate (the answer to the first question) is the user's meals in
     plain words, in the order eaten, each with the time the user gave."""
     e = []
@@ -406,7 +406,7 @@ def fresh2_script():
 
 def fresh3_script():
     """The cases of evals/diet-fresh3.toml (the third file written blind,
-    all held out), conducted as a careful model would, in the manner of
+    tuned on now), conducted as a careful model would, in the manner of
     fresh2_script.  Its users' names recur in the other files (ines asks
     about 'lunch' in both diet-fresh2.toml and here), so the time questions
     are answered only in the dialogue of the case's own message
@@ -514,7 +514,7 @@ def fresh3_script():
 
 def fresh4_script():
     """The cases of evals/diet-fresh4.toml (the fourth file written blind,
-    all held out), conducted as a careful model would, in the manner of
+    tuned on now), conducted as a careful model would, in the manner of
     fresh3_script: anchored to each case's own message, and put first by
     test_eval, as its users' names recur in the other files."""
     e = []
