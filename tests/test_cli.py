@@ -190,7 +190,7 @@ def test_doctor_one_line_each_and_json(tmp_path):
         lines = r.stdout.splitlines()
         names = [ln.split()[1] for ln in lines]
         assert names == ['python', 'database', 'backend', 'ollama', 'openai', 'embedded',
-                         'scripted', 'telegram']
+                         'scripted', 'telegram', 'duckling']
         by = dict(zip(names, lines))
         assert by['database'].startswith('ok    database  %s: ' % (tmp_path / 'db.fs'))
         from ostinato.runtime.world import SCHEMA_VERSION
@@ -199,6 +199,7 @@ def test_doctor_one_line_each_and_json(tmp_path):
         assert '%s answers; models: llama3.2:latest' % fake.url in by['ollama']
         assert '1 allowed user' in by['telegram'] and '123456:' not in r.stdout
         assert 'CPU: ' in by['embedded']
+        assert by['duckling'].startswith('ok    duckling  Duckling 0.1.0 in ')
         r = ost_env('doctor', '--json', cwd=tmp_path, env=env)
         data = json.loads(r.stdout)
         assert [d['name'] for d in data] == names

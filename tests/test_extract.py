@@ -125,6 +125,18 @@ def test_spans_are_offsets_into_the_text_even_past_emoji_and_accents():
     assert [m['text'] for m in found] == ['at 8', 'noon']
 
 
+def test_a_long_text_is_read_whole_in_pieces():
+    """Duckling's time grows with the square of the length, so a long text
+    is read in pieces: nothing is lost or misplaced at their seams."""
+    sentence = 'Had 2 eggs at 8, then 30 minutes of yoga'
+    text = '. '.join([sentence] * 60) + ' and a nap at 3pm'
+    assert len(text) > 2000
+    found = ex(text, kinds=['time', 'duration'])
+    assert [m['text'] for m in found] == ['at 8', '30 minutes'] * 60 + ['at 3pm']
+    assert all(text[m['start']:m['end']] == m['text'] for m in found)
+    assert ex('x ' * 150 + 'at 8' + ' y' * 150, kinds='time')[0]['start'] == 300
+
+
 def test_results_come_in_the_order_of_the_text():
     found = ex('at 8 had 2 eggs, 20 min ago a coffee')
     assert [m['start'] for m in found] == sorted(m['start'] for m in found)
@@ -188,7 +200,7 @@ def test_now_may_be_seconds_and_defaults_to_the_runtime_clock(monkeypatch):
     ("extract('x', prefer = 'soon')", "extract() prefer must be 'past' or 'future', got 'soon'"),
     ("extract('x', now = 'teatime')", "extract() cannot read the time 'teatime'"),
     ("extract('x', now = [])", "extract() does not accept list"),
-    ("extract('x' * 10001)", "extract() text too large: 10,001 characters (the limit is 10,000)"),
+    ("extract('x' * 4097)", "extract() text too large: 4,097 characters (the limit is 4,096)"),
 ])
 def test_bad_arguments_are_catchable_errors(tmp_path, call, message):
     out, err = run_ost(tmp_path, """
@@ -246,3 +258,31 @@ def test_results_are_ordinary_maps(tmp_path):
         """)
     assert err == ''
     assert out == "map ['kind', 'text', 'start', 'end', 'value', 'note']\n"
+
+
+# ------------------------------------------------------------ the process
+
+SIGNALS_PROBE = r'''
+import os, signal, time
+def caught():
+    return int(open('/proc/self/status').read().split('SigCgt:')[1].split()[0], 16)
+before = caught()
+from ostinato.vm import duckling
+duckling.parse('at 8', ['time'], 0)
+print('new handlers', caught() & ~before)
+try:
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(2)
+    print('no KeyboardInterrupt')
+except KeyboardInterrupt:
+    print('KeyboardInterrupt')
+print(duckling.parse('at 9', ['time'], 0)[0]['body'])
+'''
+
+
+def test_loading_duckling_leaves_the_process_signals_to_python():
+    """The Haskell runtime would take SIGINT (Ctrl-C then ended the process
+    at the next call, "wparseRefTime: interrupted"), SIGPIPE, SIGTSTP ...."""
+    p = subprocess.run([sys.executable, '-c', SIGNALS_PROBE], capture_output=True, text=True,
+                       timeout=300)
+    assert p.stdout.splitlines() == ['new handlers 0', 'KeyboardInterrupt', 'at 9'], p

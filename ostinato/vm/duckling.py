@@ -66,6 +66,7 @@ _locale = None
 _dims: dict = {}         # tuple of dimension names -> Duckling's list of them
 _tzdb = None
 _free = None
+_keep: list = []
 
 
 def _load():
@@ -88,7 +89,8 @@ def _load():
         lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL | os.RTLD_LAZY)
         V, S = ctypes.c_void_p, ctypes.c_char_p
         for name, res, args in (
-                ('hs_init', None, [V, V]),
+                ('hs_init_with_rtsopts', None, [ctypes.POINTER(ctypes.c_int),
+                                                ctypes.POINTER(ctypes.POINTER(S))]),
                 ('wloadTimeZoneSeries', V, [S]),
                 ('wparseRefTime', V, [V, S, ctypes.c_long]),
                 ('duckTimeDestroy', None, [V]),
@@ -103,7 +105,16 @@ def _load():
         free = ctypes.CDLL(None).free
         free.argtypes = [V]
         free.restype = None
-        lib.hs_init(None, None)
+        # The Haskell runtime's own signal handlers would take SIGINT from
+        # Python (Ctrl-C then ends the process at the next call), and
+        # SIGPIPE, SIGTSTP, SIGQUIT; its timer signal interrupts system
+        # calls.  Duckling runs single-threaded, so it needs neither.
+        args = [b'ostinato', b'+RTS', b'--install-signal-handlers=no', b'-V0', b'-RTS']
+        argc = ctypes.c_int(len(args))
+        argv = (S * (len(args) + 1))(*args, None)
+        lib.hs_init_with_rtsopts(ctypes.byref(argc),
+                                 ctypes.pointer(ctypes.cast(argv, ctypes.POINTER(S))))
+        _keep.append((argc, argv))        # the runtime may keep pointers into them
         _locale = lib.wmakeDefaultLocale(lib.wparseLang(b'EN'))
         # No zone files: Duckling's loader throws on many valid ones (UTC,
         # Asia/Kolkata ...), and its offsets are wrong on the day of a DST
@@ -144,6 +155,30 @@ def _dimension_list(dims):
     return found[0]
 
 
+# Duckling's time grows with the square of a text's length (1,000
+# characters of clock times took 3 s here, 10,000 of numbers 85 s), so a
+# long text is read in pieces of at most PIECE characters, cut after a line,
+# a sentence, a clause or at least a word.
+PIECE = 200
+_CUTS = ('\n', '. ', '! ', '? ', '; ', ', ', ' ')
+
+
+def pieces(text: str):
+    """(offset, piece) covering `text`, each piece at most PIECE long."""
+    at = 0
+    while len(text) - at > PIECE:
+        window = text[at:at + PIECE]
+        cut = PIECE
+        for mark in _CUTS:
+            i = window.rfind(mark)
+            if i > 0:
+                cut = i + len(mark)
+                break
+        yield at, window[:cut]
+        at += cut
+    yield at, text[at:]
+
+
 def parse(text: str, dims, wall: int) -> list:
     """Duckling's entities (dicts, as its JSON has them) in `text`, of the
     dimensions `dims`, read at the wall-clock time `wall` (seconds since
@@ -153,10 +188,24 @@ def parse(text: str, dims, wall: int) -> list:
         _load()
         ref = _lib.wparseRefTime(_tzdb, b'UTC', int(wall))
         try:
-            out = _lib.wparseText(_ascii(text), ref, _locale, _dimension_list(dims), False)
+            found = []
+            for at, piece in pieces(text):
+                if not piece.strip():
+                    continue
+                for e in _parse_piece(piece, ref, dims):
+                    if isinstance(e, dict) and type(e.get('start')) is int \
+                            and type(e.get('end')) is int:
+                        e['start'] += at
+                        e['end'] += at
+                        found.append(e)
+            return found
         finally:
             _lib.duckTimeDestroy(ref)
-        try:
-            return json.loads(ctypes.string_at(out).decode('utf-8', 'replace'))
-        finally:
-            _free(out)
+
+
+def _parse_piece(text, ref, dims):
+    out = _lib.wparseText(_ascii(text), ref, _locale, _dimension_list(dims), False)
+    try:
+        return json.loads(ctypes.string_at(out).decode('utf-8', 'replace'))
+    finally:
+        _free(out)
