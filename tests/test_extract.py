@@ -174,6 +174,16 @@ def test_dst_in_new_york():
     # Fall back, 2026-11-01.
     assert one('in 2 hours', now='2026-11-01T00:30:00-04:00', zone=zone, kinds=['time'],
                prefer='future')['when'] == '2026-11-01T01:30:00-05:00'
+    # 01:00 to 02:00 happens twice that night: the one meant is the one
+    # on the side of `now` that `prefer` says.
+    assert one('at 1:30', now='2026-11-01T01:50:00-04:00', zone=zone)['when'] \
+        == '2026-11-01T01:30:00-04:00'
+    assert one('at 1:30', now='2026-11-01T01:50:00-05:00', zone=zone)['when'] \
+        == '2026-11-01T01:30:00-05:00'
+    assert one('at 1:30', now='2026-11-01T01:10:00-05:00', zone=zone, prefer='future')['when'] \
+        == '2026-11-01T01:30:00-05:00'
+    assert one('at 1:30', now='2026-11-01T01:10:00-04:00', zone=zone, prefer='future')['when'] \
+        == '2026-11-01T01:30:00-04:00'
 
 
 def test_now_may_be_seconds_and_defaults_to_the_runtime_clock(monkeypatch):

@@ -159,15 +159,20 @@ class _Reader:
             for v in [value] + list(value.get('values') or []):
                 for node in (v, v.get('from'), v.get('to')):
                     if isinstance(node, dict) and isinstance(node.get('value'), str):
-                        node['at'] = self._at(node['value'])
+                        self._at(node)
         return entities
 
-    def _at(self, iso):
+    def _at(self, node):
+        """Put 'at' into one of Duckling's times, and 'fold1' when its wall
+        clock time happens twice (the night clocks go back): the second."""
         try:
-            naive = datetime.fromisoformat(iso).replace(tzinfo=None)
+            naive = datetime.fromisoformat(node['value']).replace(tzinfo=None)
         except ValueError:
-            return None
-        return _wall(naive, self.tz)
+            return
+        node['at'] = _wall(naive, self.tz)
+        second = _wall(naive.replace(fold=1), self.tz)
+        if _utc(second) != _utc(node['at']):
+            node['fold1'] = second
 
 
 # A time counted from now in these units ("20 min ago", "in 2 hours") is
@@ -193,16 +198,47 @@ def _from_now(reader, now, entities, durations):
         # In UTC: Python adds to an aware time of a zone on its wall clock.
         at = (now.astimezone(timezone.utc) + (naive - reader.wall(now))).astimezone(reader.tz)
         values[0]['at'] = value['at'] = at
+        values[0].pop('fold1', None)
+        value.pop('fold1', None)
+
+
+def _settle(entities, now, prefer):
+    """Of a wall-clock time that happens twice, the one on the side of
+    `now` that `prefer` says (the first, when neither is)."""
+    for e in entities:
+        if e.get('dim') != 'time':
+            continue
+        value = e.get('value') or {}
+        chosen = (value.get('values') or [value])[0]
+        for node in (chosen, chosen.get('from'), chosen.get('to')):
+            if not isinstance(node, dict) or not node.get('fold1'):
+                continue
+            both = [node['at'], node['fold1']]
+            if prefer == 'past':
+                fit = [t for t in both if _utc(t) <= _utc(now)]
+                pick = max(fit, key=_utc) if fit else None
+            else:
+                fit = [t for t in both if _utc(t) >= _utc(now)]
+                pick = min(fit, key=_utc) if fit else None
+            if pick is not None:
+                node['at'] = pick
 
 
 def _wall(naive: datetime, tz: tzinfo) -> datetime:
     """A wall-clock time of `tz` as an aware datetime (an hour skipped by a
-    DST change is read with the offset before it)."""
+    DST change is read with the offset before it; one that happens twice,
+    by its `fold`)."""
     aware = naive.replace(tzinfo=tz)
     try:
         return aware.astimezone(timezone.utc).astimezone(tz)
     except (OverflowError, ValueError):
         return aware
+
+
+def _utc(t: datetime) -> datetime:
+    """`t` in UTC: Python compares two times of one zone by their wall
+    clocks, blind to the hour that happens twice."""
+    return t.astimezone(timezone.utc)
 
 
 def _instant(value: dict):
@@ -234,7 +270,7 @@ def _past(reader, text, now, entities, kinds, durations):
         values = [v for v in e.get('value', {}).get('values', []) if _instant(v)]
         instants = [_instant(v) for v in values]
         if len(values) <= 1:
-            later = instants and instants[0] > now
+            later = instants and _utc(instants[0]) > _utc(now)
             if later and 'duration' in kinds:
                 inside = [d for d in durations()
                           if e['start'] <= d['start'] and d['end'] <= e['end']]
@@ -254,9 +290,9 @@ def _past(reader, text, now, entities, kinds, durations):
         chosen = None
         if same:
             earlier = [v for v in same[0].get('value', {}).get('values', []) if _instant(v)]
-            past = [v for v in earlier if _instant(v) <= now]
+            past = [v for v in earlier if _utc(_instant(v)) <= _utc(now)]
             if past:
-                chosen = max(past, key=_instant)
+                chosen = max(past, key=lambda v: _utc(_instant(v)))
         if chosen is not None:
             e = dict(e, value=dict(chosen, values=[chosen]))
         out.append(e)
@@ -336,6 +372,7 @@ def b_extract(text, kinds, now, zone, prefer):
             _from_now(reader, ref, entities, durations)
         if prefer == 'past':
             entities = _past(reader, text, ref, entities, wanted, durations)
+        _settle(entities, ref, prefer)
     except duckling.Unavailable as e:
         raise _err('needs Duckling: %s' % e) from None
     results = []
