@@ -11,6 +11,7 @@ import io
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -194,6 +195,28 @@ def test_now_may_be_seconds_and_defaults_to_the_runtime_clock(monkeypatch):
     monkeypatch.setattr(timefmt, 'clock', lambda: at)
     assert one('at 8', now=None, zone='UTC', prefer='future')['when'] \
         == '2026-12-04T20:00:00+00:00'
+
+
+@pytest.fixture
+def process_zone(monkeypatch):
+    """Set the process's zone as an eval does for each simulated user."""
+    def set_zone(name):
+        monkeypatch.setenv('TZ', name)
+        time.tzset()
+    yield set_zone
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_without_zone_or_offset_the_process_zone_is_used(process_zone):
+    at = 1796400000          # 2026-12-04T16:00:00Z
+    process_zone('Asia/Tokyo')
+    assert one('at 8', now=at, zone=None, prefer='future')['when'] == '2026-12-05T08:00:00+09:00'
+    process_zone('America/New_York')
+    assert one('20 min ago', now=at, zone=None)['when'] == '2026-12-04T10:40:00-05:00'
+    # A POSIX rule, not a zone name: its offset now.
+    process_zone('XYZ-3')
+    assert one('at 8', now=at, zone=None)['when'] == '2026-12-04T08:00:00+03:00'
 
 
 # ------------------------------------------------------------ errors

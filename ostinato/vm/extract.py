@@ -102,22 +102,24 @@ def _now(now):
 
 
 def _local_zone_name():
-    """The IANA name of the server's zone, when it can be told."""
-    candidates = [os.environ.get('TZ', '').lstrip(':')]
+    """The IANA name of the process's zone (what `now()` shows: $TZ, as an
+    eval sets it for each simulated user, else /etc/localtime), when it
+    can be told."""
+    tz = os.environ.get('TZ')
+    if tz is not None:
+        name = tz.lstrip(':')
+    else:
+        try:
+            name = os.path.realpath('/etc/localtime')
+        except OSError:
+            return None
+    if '/zoneinfo/' in name:
+        name = name.split('/zoneinfo/', 1)[1]
     try:
-        real = os.path.realpath('/etc/localtime')
-        if '/zoneinfo/' in real:
-            candidates.append(real.split('/zoneinfo/', 1)[1])
-    except OSError:
-        pass
-    for name in candidates:
-        if name:
-            try:
-                zoneinfo.ZoneInfo(name)
-                return name
-            except (ValueError, OSError, zoneinfo.ZoneInfoNotFoundError):
-                continue
-    return None
+        zoneinfo.ZoneInfo(name)
+    except (ValueError, OSError, zoneinfo.ZoneInfoNotFoundError):
+        return None
+    return name
 
 
 def _zone(zone, now, named):
