@@ -10,13 +10,14 @@ between past and future for a time that recurs.  Duckling resolves "at 8"
 to its next occurrence; a log wants the last one ("at 8" said at 21:00 is
 20:00 today).  That choice is made by Duckling too, reading the text again
 from a reference time one period (the step between the occurrences it
-gave) earlier, so calendars, months and DST are its business, not ours.
+gave) earlier, so weekdays and months are its business, not ours; zones
+and DST are Python's zoneinfo (vm/duckling.py says why not Duckling's).
 And with the past preferred, a time that only lies ahead and holds a
 duration ("5k in 28 min") is that duration: nothing logged happens later.
 
 Each result is a map: `kind`, `text` (the words), `start`, `end`
 (character offsets, `text[start:end]`), and per kind the fields
-docs/language.md §18 lists.
+docs/language.md §18.1 lists.
 """
 from __future__ import annotations
 
