@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -319,3 +320,19 @@ def test_loading_duckling_leaves_the_process_signals_to_python():
     p = subprocess.run([sys.executable, '-c', SIGNALS_PROBE], capture_output=True, text=True,
                        timeout=300)
     assert p.stdout.splitlines() == ['new handlers 0', 'KeyboardInterrupt', 'at 9'], p
+
+
+def test_the_installer_puts_duckling_where_the_vm_looks(monkeypatch, tmp_path):
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / 'tools'))
+    try:
+        import install_duckling
+    finally:
+        sys.path.pop(0)
+    assert install_duckling.VERSION == duckling.VERSION
+    assert install_duckling.EXTENSION == duckling.EXTENSION
+    assert install_duckling.target() == duckling.install_folder()
+    monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path))
+    assert install_duckling.target() == duckling.install_folder() \
+        == str(tmp_path / 'ostinato' / 'duckling' / 'pyduckling-native-0.1.0')
+    monkeypatch.setenv('OSTINATO_DUCKLING', str(tmp_path / 'elsewhere'))
+    assert install_duckling.target() == duckling.install_folder() == str(tmp_path / 'elsewhere')

@@ -36,14 +36,10 @@ import sys
 import tempfile
 import threading
 
-__all__ = ['Unavailable', 'parse', 'install_folder', 'DIMENSIONS']
+__all__ = ['Unavailable', 'parse', 'pieces', 'install_folder']
 
 VERSION = '0.1.0'
 EXTENSION = 'duckling/duckling.cpython-39-x86_64-linux-gnu.so'   # as tools/install_duckling.py
-
-# Duckling's names of the dimensions it extracts.
-DIMENSIONS = ('time', 'duration', 'number', 'ordinal', 'quantity', 'volume', 'distance',
-              'temperature', 'amount-of-money')
 
 INSTALL = 'run `python tools/install_duckling.py` (`make run` and `make test` run it)'
 
