@@ -23,8 +23,12 @@ reaches Duckling that is known to make it throw:
   zone: it reads every text in UTC at the reference time's wall clock, and
   the caller reads the results as wall-clock times of the user's zone,
   with Python's zoneinfo (vm/extract.py).
+- signals: the Haskell runtime is started without its signal handlers
+  and without its timer, which would take SIGINT (Ctrl-C) from Python.
 
 Calls are serialised by a lock: the Haskell runtime is single-threaded.
+A long text is read in pieces (`pieces`): Duckling's time grows with the
+square of a text's length.
 """
 from __future__ import annotations
 
@@ -77,8 +81,8 @@ def _load():
         raise Unavailable(_failure)
     path = os.path.join(install_folder(), EXTENSION)
     if not os.path.exists(path):
-        _failure = 'Duckling is not installed (no %s): %s' % (path, INSTALL)
-        raise Unavailable(_failure)
+        # Not remembered: once installed, the next call loads it.
+        raise Unavailable('Duckling is not installed (no %s): %s' % (path, INSTALL))
     try:
         # RTLD_GLOBAL: the Haskell libraries refer to each other's symbols;
         # RTLD_LAZY: the extension's Python 3.9 symbols are never called.
