@@ -117,7 +117,6 @@ def test_a_passing_eval_prints_the_table_and_writes_json(tmp_path):
     cases = setup(tmp_path)
     r = ost_eval(tmp_path, cases, '--json', tmp_path / 'out.json')
     assert r.returncode == 0, r.stderr
-    assert r.stderr == ''
     assert r.stdout.startswith('ostinato eval: 2 cases, 4 runs, on scripted, 1 at a time\n')
     assert case_row(r.stdout, 'asked, then answered') == ['2/2', '2.0', '2.0']
     assert case_row(r.stdout, 'said at once') == ['2/2', '1.0', '1.0']
@@ -762,10 +761,31 @@ def test_an_interrupted_eval_starts_over_when_the_cases_changed(tmp_path):
     assert 'total    4/4 runs passed' in r.stdout
 
 
+def test_piped_each_ended_run_is_one_line(tmp_path):
+    """Into a pipe or a log: a line per ended run on stderr (done/total,
+    pass or FAIL, the case, the run, its seconds and the time so far, why
+    it failed), nothing redrawn; the table stays alone on stdout."""
+    cases = setup(tmp_path, cases=CASES.replace('"asked == 0"', '"asked == 5"'))
+    r = ost_eval(tmp_path, cases)
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.splitlines()
+    assert len(lines) == 4, r.stderr
+    pattern = r'\[(\d)/4\] (pass|FAIL)  (.+), run (\d)  \(\d+ s; \d+ s in all\)(.*)$'
+    seen = [re.match(pattern, line).groups() for line in lines]
+    assert seen == [
+        ('1', 'pass', 'asked, then answered', '1', ''),
+        ('2', 'pass', 'asked, then answered', '2', ''),
+        ('3', 'FAIL', 'said at once', '1', ': expect[1] asked == 5 is false'),
+        ('4', 'FAIL', 'said at once', '2', ': expect[1] asked == 5 is false'),
+    ], r.stderr
+    assert '\r' not in r.stderr and '\x1b' not in r.stderr
+    assert '[1/4]' not in r.stdout
+
+
 def test_a_progress_line_only_on_a_terminal(tmp_path):
-    """On a terminal stderr shows one line that is redrawn (runs done,
-    the dialogue under way) and wiped at the end; piped, nothing (the
-    passing eval above has an empty stderr)."""
+    """On a terminal stderr shows also one line that is redrawn (runs
+    done, the dialogue under way) and wiped at the end; the line of each
+    ended run is written above it."""
     import pty
     cases = setup(tmp_path)
     master, slave = pty.openpty()
@@ -787,5 +807,9 @@ def test_a_progress_line_only_on_a_terminal(tmp_path):
     assert p.returncode == 0
     text = seen.decode()
     assert re.search(r'\r\[0/4 runs, 0 passed\] asked, then answered, run 1: 0 s\x1b\[K', text), text
+    # Each ended run: the status line wiped, the run's line, then the status again.
+    assert re.search(r'\r\x1b\[K\[1/4\] pass  asked, then answered, run 1  \(\d+ s; \d+ s in all\)'
+                     r'\r?\n\r\[1/4 runs, 1 passed\]', text), text
+    assert re.search(r'\[4/4\] pass  said at once, run 2 ', text), text
     assert text.endswith('\r\x1b[K')
     assert '\r' not in out and 'total    4/4 runs passed' in out

@@ -101,8 +101,7 @@ def _run(files, plan, options, make_llm_service, identity, work, out, err):
     if results:
         err.write('ostinato eval: going on with the interrupted eval in %s: %d of %d runs '
                   'had finished\n' % (work.path, len(results), len(plan)))
-    progress = R.Progress(err, len(plan), len(results)) \
-        if hasattr(err, 'isatty') and err.isatty() else None
+    progress = R.Progress(err, len(plan), len(results))
     header = R.header_line(files, plan, options, identity)
     out.write(header + '\n')
     out.flush()
@@ -115,25 +114,21 @@ def _run(files, plan, options, make_llm_service, identity, work, out, err):
             stopped = _run_file(fi, cf, todo, options, make_llm_service, work, results,
                                 progress, err)
         except SkillError as e:
-            if progress:
-                progress.clear()
+            progress.clear()
             err.write('%s: error: %s\n' % (cf.skill, e))
             return EXIT_DATA
         except _SkillSyntax as e:
-            if progress:
-                progress.clear()
+            progress.clear()
             err.write(str(e) + '\n')
             return EXIT_DATA
         if stopped:
-            if progress:
-                progress.clear()
+            progress.clear()
             # What finished is worth seeing (and keeping) all the same.
             _report(files, plan, results, options, work, out, err)
             err.write('ostinato eval: interrupted after %d of %d runs; run the same command '
                       'again to go on\n' % (len(results), len(plan)))
             return EXIT_INTERRUPTED
-    if progress:
-        progress.clear()
+    progress.clear()
     work.complete()
     status, summary = _report(files, plan, results, options, work, out, err)
     if summary['pass_rate'] < options.min_pass:
@@ -175,8 +170,7 @@ def _run_file(fi, cf, todo, options, make_llm_service, work, results, progress, 
         result = score(sched, run, thread, work.transcript_path(run, run.case_index))
         work.record(result)
         results.append(result)
-        if progress:
-            progress.finished(result)
+        progress.finished(result)
 
     runs = []
     for ci, case, n in todo:
