@@ -50,6 +50,35 @@ def select(files, only):
     return chosen
 
 
+def check_command(paths, out=None, err=None) -> int:
+    """`ostinato eval --check`: read and check the case files and compile
+    their skills, running nothing; every mistake on `err` as FILE:LINE:COL,
+    a line per valid file on `out`.  Returns 0, or 65 when any is wrong."""
+    from ..compiler.check import check_file
+    from ..vm.interp import VM  # noqa: F401 -- registers every built-in
+    from ..vm.values import BUILTINS
+    from .cases import load_case_file
+    out = out or sys.stdout
+    err = err or sys.stderr
+    status = EXIT_OK
+    skills = {}
+    for path in paths:
+        try:
+            cf = load_case_file(path)
+        except CaseFileError as e:
+            err.write('%s\n' % e)
+            status = EXIT_DATA
+            continue
+        if cf.skill not in skills:
+            skills[cf.skill] = check_file(cf.skill, out, err, BUILTINS)
+        if skills[cf.skill] != 0:
+            status = EXIT_DATA
+            continue
+        out.write('%s: ok: %d case%s of %s\n' % (
+            path, len(cf.cases), '' if len(cf.cases) == 1 else 's', R.shown_path(cf.skill)))
+    return status
+
+
 def run_command(paths, options: Options, make_llm_service: Callable, identity: dict,
                 out=None, err=None) -> int:
     """The whole command; returns its exit status."""
