@@ -264,6 +264,79 @@ def test_failing_and_erring_expectations_fail_their_runs_and_are_named(tmp_path)
     assert os.path.relpath(failed['transcript'], tmp_path) in r.stdout
 
 
+ONLY = '''\
+skill    = "colour.ost"
+start    = "2025-03-14T16:00:00"
+
+[[case]]
+name = "a clean log"
+user = "ann"
+say  = ["blue"]
+expect = [
+  "only(['Oatmeal with blueberries', 'chicken caesar wrap'], ['oat', 'blueberr', 'wrap'])",
+  "only([['oat milk'], 'a wrap'], ['oat', 'wrap'])",
+  "only([], ['oat'])",
+  "only(bot, ['noted'])",
+  "only(user.colour, 'blu')",
+]
+
+[[case]]
+name = "filler, places and people"
+user = "ann"
+say  = ["blue"]
+expect = [
+  "only(['chicken caesar wrap', 'kombucha', 'walk back', 'office'], ['wrap', 'kombucha'])",
+]
+
+[[case]]
+name = "only needs strings"
+user = "ann"
+say  = ["blue"]
+expect = ["only(user, ['blue'])"]
+
+[[case]]
+name = "only needs phrases"
+user = "ann"
+say  = ["blue"]
+expect = ["only(bot, [])"]
+'''
+
+
+def test_only_is_true_when_every_item_mentions_a_listed_phrase(tmp_path):
+    """only(items, phrases): every item (a string, or lists of them) holds
+    one of the phrases, ignoring case; a stray item fails the expectation,
+    and the failure names what was out of place."""
+    cases = setup(tmp_path, cases=ONLY)
+    r = ost_eval(tmp_path, cases)
+    assert r.returncode == 0, r.stderr
+    assert case_row(r.stdout, 'a clean log')[0] == '1/1'
+    assert case_row(r.stdout, 'filler, places and people')[0] == '0/1'
+    out = r.stdout.split('failed runs:\n')[1]
+    assert ("filler, places and people, run 1: expect[0] only(['chicken caesar wrap', "
+            "'kombucha', 'walk back', 'office'], ['wrap', 'kombucha']) is false (not among the "
+            "phrases: 'walk back', 'office')\n") in out, out
+    assert re.search(r"only needs strings, run 1: expect\[0\] only\(user, \['blue'\]\) error: "
+                     r"only\(\) looks at items given as strings or lists of strings, not "
+                     r"User\(", out), out
+    assert ("only needs phrases, run 1: expect[0] only(bot, []) error: only() needs at least "
+            "one phrase") in out
+
+
+def test_the_readmes_script_plays_the_colour_skill(tmp_path):
+    """The scripted backend's example in the README is a valid script, and
+    does what the README says of it: a confer, a bad reply asked again."""
+    readme = (ROOT / 'README.md').read_text()
+    section = readme.split('A scripted model (`--llm scripted`', 1)[1]
+    block = section.split('\n    [\n', 1)[1].split('\n    ]\n', 1)[0]
+    script = json.loads('[\n' + block + '\n]')
+    cases = setup(tmp_path, script=script)
+    r = ost_eval(tmp_path, cases, '--json', tmp_path / 'out.json')
+    assert r.returncode == 0, r.stderr
+    assert 'total    4/4 runs passed (100.0 %)' in r.stdout, r.stdout
+    s = results_of(tmp_path / 'out.json')
+    assert s['cases'][0]['results'][0]['attempts'] == 3       # "blue!" was asked again
+
+
 def test_min_pass_sets_the_exit_status(tmp_path):
     cases = setup(tmp_path, cases=FAILING.replace("\"user.colour == 'green'\",\n", ''))
     # 1 of 4 cases passes: 25 %

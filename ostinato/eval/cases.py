@@ -32,7 +32,7 @@ from ..syntax import OstSyntaxError, parse
 from ..syntax import ast as A
 
 # What an expectation can read besides the built-ins.
-EXPECT_NAMES = ('user', 'thread', 'bot', 'asked', 'llm_calls', 'near', 'mentions')
+EXPECT_NAMES = ('user', 'thread', 'bot', 'asked', 'llm_calls', 'near', 'mentions', 'only')
 
 DEFAULT_RUNS = 1
 DEFAULT_MAX_BOT_MESSAGES = 10
