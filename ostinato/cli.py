@@ -651,6 +651,7 @@ def tasks(words, db, memory, as_json, accept_truncation):
     runtime stopped: state failed, e.g. past the turn limit) again from its
     last commit.  Both work on the live database of a running serve."""
     from .runtime import report
+    _wait_words()
     action, task_id = _task_words(words)
     if action is not None:
         _act_on_task(action, task_id, db, memory, accept_truncation)
@@ -672,6 +673,13 @@ def tasks(words, db, memory, as_json, accept_truncation):
         _echo_json(value)
     else:
         click.echo(value)
+
+
+def _wait_words():
+    """The effects that say in words what a task waits for (a user's
+    reply, the model) register with runtime/report.py when imported."""
+    from .effects.channels import chat  # noqa: F401
+    from .effects.llm import queue  # noqa: F401
 
 
 def _task_words(words):
