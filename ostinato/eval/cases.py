@@ -19,7 +19,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from datetime import date, datetime, time as dtime
-from typing import Dict, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 if sys.version_info >= (3, 11):
     import tomllib
