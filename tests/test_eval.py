@@ -549,6 +549,15 @@ def test_the_shipped_case_files_are_valid():
         assert [c.holdout for c in fresh.cases] == [held] * count, name
 
 
+def test_the_shipped_case_files_pass_check(tmp_path):
+    """`eval --check` on every shipped case file: each is fine, its skill
+    compiles, and no model is needed for that."""
+    files = sorted(str(p) for p in (ROOT / 'evals').glob('*.toml'))
+    r = ost_eval(tmp_path, '--check', *files, env=env_for(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert len(r.stdout.splitlines()) == len(files) and 'error' not in r.stderr, r.stdout
+
+
 def test_the_seed_dialogue_passes_the_seed_cases(tmp_path):
     """The seed's session (tests/skills/diet.json plays it) is a correct
     dialogue: the shipped seed cases must accept it."""

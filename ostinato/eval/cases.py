@@ -353,7 +353,6 @@ class _Checker:
         name = a(self.get, t, 'name', str, kp, required=True)
         if name is not None and not name.strip():
             a(self.fail, kp + ('name',), 'must not be empty')
-        if name is not None and not name.strip():
             name = None
         self.unknown_keys(t, CASE_KEYS, kp, name)
         user = a(self.get, t, 'user', str, kp, 'user', case=name)
