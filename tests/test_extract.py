@@ -33,11 +33,13 @@ def run_ost(tmp_path, source):
     return out.getvalue(), err.getvalue()
 
 
-def ex(text, kinds=None, now=NY_AFTERNOON, zone='America/New_York', prefer='past'):
+def ex(text, kinds=None, now=NY_AFTERNOON, zone='America/New_York', prefer='past', hours=None):
     """extract() called as .ost calls it (missing arguments as None)."""
     if isinstance(kinds, list):
         kinds = OList(kinds)
-    return [dict(m.d) for m in extract.b_extract(text, kinds, now, zone, prefer).items]
+    if isinstance(hours, list):
+        hours = OList(hours)
+    return [dict(m.d) for m in extract.b_extract(text, kinds, now, zone, prefer, hours).items]
 
 
 def one(text, **kw):
@@ -74,6 +76,32 @@ def test_a_bare_clock_time_is_the_last_one_for_a_log_and_the_next_one_for_a_remi
     assert one('at 8', now=NY_EVENING, prefer='past')['when'] == '2026-12-04T20:00:00-05:00'
     assert one('at 8', now=NY_EVENING, prefer='future')['when'] == '2026-12-05T08:00:00-05:00'
     assert one('at 8', now=NY_EVENING, prefer=None)['when'] == '2026-12-05T08:00:00-05:00'
+
+
+def test_hours_choose_am_or_pm_where_the_skill_knows_the_likely_hours():
+    """A clock time that may be am or pm is read within the skill's hours
+    (a meal's) when one reading is; a time said with am/pm is not moved."""
+    assert one('eggs at 8', kinds=['time'], now=NY_EVENING, hours=[5, 11])['when'] \
+        == '2026-12-04T08:00:00-05:00'
+    assert one('eggs at 8', kinds=['time'], now=NY_EVENING)['when'] == '2026-12-04T20:00:00-05:00'
+    assert one('dinner at 8', kinds=['time'], hours=[17, 22])['when'] \
+        == '2026-12-03T20:00:00-05:00'                   # said at 15:04: yesterday's
+    assert one('at 8', kinds=['time'], prefer='future', hours=[5, 11])['when'] \
+        == '2026-12-05T08:00:00-05:00'
+    assert one('at 8pm', kinds=['time'], now=NY_EVENING, hours=[5, 11])['when'] \
+        == '2026-12-04T20:00:00-05:00'
+
+
+def test_an_interval_is_its_middle_not_after_now_for_a_log():
+    assert one('this afternoon', kinds=['time'], now=NY_EVENING)['when'] == '2026-12-04T15:30:00-05:00'
+    assert one('tonight', kinds=['time'], now=NY_EVENING)['when'] == '2026-12-04T19:30:00-05:00'
+    assert one('this morning', kinds=['time'], hours=[5, 11])['when'] == '2026-12-04T08:30:00-05:00'
+
+
+@pytest.mark.parametrize('hours', [[5], [5, 24], ['5', '11'], 7])
+def test_bad_hours_are_an_error(hours):
+    with pytest.raises(Exception, match='hours must be'):
+        ex('at 8', hours=hours)
 
 
 def test_the_past_is_chosen_by_the_calendar_not_by_a_fixed_step():
@@ -114,8 +142,9 @@ def test_numbers_and_quantities():
 
 def test_an_interval_has_its_ends():
     m = one('between 2 and 3pm', prefer='future')
-    assert m['from'] == m['when'] and m['from'].endswith('-05:00')
+    assert m['from'] == '2026-12-04T14:00:00-05:00'
     assert m['to'] == '2026-12-04T16:00:00-05:00'      # the end of the hour 3pm
+    assert m['when'] == '2026-12-04T15:00:00-05:00'    # its middle
 
 
 # ------------------------------------------------------------ spans

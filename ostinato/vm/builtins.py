@@ -532,7 +532,7 @@ _TABLE = [
     ('parse_json', b_parse_json, ('text',)),
     ('now', b_now, ()),
     ('format_time', b_format_time, ('time', 'format')),
-    ('extract', extract.b_extract, ('text', 'kinds', 'now', 'zone', 'prefer')),
+    ('extract', extract.b_extract, ('text', 'kinds', 'now', 'zone', 'prefer', 'hours')),
     ('add_property', b_add_property, ('type', 'mode', 'name', 'default')),
 ]
 

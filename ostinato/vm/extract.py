@@ -308,7 +308,7 @@ def _time_fields(m, value):
             if (value.get(side) or {}).get('at'):
                 m[side] = timefmt.iso(value[side]['at'])
         first = value.get('from') or value.get('to') or {}
-        m['when'] = m.get('from') or m.get('to')
+        m['when'] = timefmt.iso(value['mid']) if value.get('mid') else m.get('from') or m.get('to')
         if first.get('grain'):
             m['grain'] = first['grain']
     else:
@@ -347,7 +347,76 @@ def _result(e, text):
     return OMap({k: v for k, v in m.items() if v is not None})
 
 
-def b_extract(text, kinds, now, zone, prefer):
+def _period(e):
+    """The step between the occurrences Duckling gave for a time, in
+    seconds (43,200 for "at 8": am or pm), or None."""
+    instants = [_instant(v) for v in (e.get('value') or {}).get('values') or []]
+    instants = [t for t in instants if t is not None]
+    steps = [(_utc(b) - _utc(a)).total_seconds() for a, b in zip(instants, instants[1:])]
+    return int(min(steps)) if steps and min(steps) > 0 else None
+
+
+def _hours(hours):
+    """`hours` as (first, last), each an hour 0..23, or None."""
+    if hours is None:
+        return None
+    items = hours.items if type(hours) is OList else hours if type(hours) is tuple else None
+    if items is None or len(items) != 2 or not all(type(h) is int for h in items) \
+            or not all(0 <= h <= 23 for h in items):
+        raise _err('hours must be [first, last], two hours from 0 to 23, not %s'
+                   % printing.display(hours))
+    return items[0], items[1]
+
+
+def _in_hours(t, hours):
+    first, last = hours
+    return first <= t.hour <= last if first <= last else (t.hour >= first or t.hour <= last)
+
+
+def _fit(entities, now, tz, prefer, hours):
+    """The time a skill means, of what Duckling gave: a clock time that
+    could be am or pm ("at 8") in the span of `hours` the skill says it is
+    likely in, on the side of `now` that `prefer` says; and an interval
+    ("this morning", "after work") as its middle, within `hours` when they
+    meet it, and with the past preferred, not after now."""
+    for e in entities:
+        if e.get('dim') != 'time':
+            continue
+        value = e.get('value') or {}
+        chosen = (value.get('values') or [value])[0]
+        period = e.get('_period')
+        if chosen.get('type') == 'value' and chosen.get('at') and hours and period == 43200 \
+                and not _in_hours(chosen['at'], hours):
+            sign = -1 if prefer == 'past' else 1
+            for k in (1, 2, 3):
+                naive = chosen['at'].replace(tzinfo=None) + timedelta(seconds=sign * k * period)
+                t = _wall(naive, tz)
+                if _in_hours(t, hours) and (_utc(t) <= _utc(now) if prefer == 'past'
+                                            else _utc(t) >= _utc(now)):
+                    chosen['at'] = t
+                    break
+        elif chosen.get('type') == 'interval':
+            start = (chosen.get('from') or {}).get('at')
+            end = (chosen.get('to') or {}).get('at')
+            if start is None or end is None or _utc(end) <= _utc(start):
+                continue
+            if hours:
+                wall = start.replace(tzinfo=None, minute=0, second=0, microsecond=0)
+                inside = []
+                while wall < end.replace(tzinfo=None):
+                    if hours[0] <= wall.hour <= hours[1]:
+                        inside.append(wall)
+                    wall += timedelta(hours=1)
+                if inside:
+                    start = _wall(inside[0], tz)
+                    end = _wall(inside[-1] + timedelta(hours=1), tz)
+            if prefer == 'past' and _utc(start) <= _utc(now) < _utc(end):
+                end = now
+            mid = _utc(start) + (_utc(end) - _utc(start)) / 2
+            chosen['mid'] = mid.astimezone(tz).replace(second=0, microsecond=0)
+
+
+def b_extract(text, kinds, now, zone, prefer, hours=None):
     if type(text) is not str:
         raise _reject(text)
     if len(text) > MAX_TEXT:
@@ -359,6 +428,7 @@ def b_extract(text, kinds, now, zone, prefer):
         raise _reject(prefer)
     if prefer not in ('past', 'future'):
         raise _err("prefer must be 'past' or 'future', got %s" % printing.display(prefer))
+    window = _hours(hours)
     ref, named = _now(now)
     tz = _zone(zone, ref, named)
     try:
@@ -373,9 +443,13 @@ def b_extract(text, kinds, now, zone, prefer):
 
         if any(e.get('dim') == 'time' for e in entities):
             _from_now(reader, ref, entities, durations)
+        for e in entities:
+            if e.get('dim') == 'time':
+                e['_period'] = _period(e)
         if prefer == 'past':
             entities = _past(reader, text, ref, entities, wanted, durations)
         _settle(entities, ref, prefer)
+        _fit(entities, ref, tz, prefer, window)
     except duckling.Unavailable as e:
         raise _err('needs Duckling: %s' % e) from None
     results = []
