@@ -621,6 +621,30 @@ def test_a_correct_model_passes_every_shipped_case(tmp_path):
     assert 'holdout  34/35 runs passed (97.1 %)' in r.stdout
 
 
+def test_a_correct_model_passes_every_case_of_the_exercise_log(tmp_path):
+    """The exercise log (skills/exercise.ost, on core_skills' generic
+    routines) played by a correct model: it quotes the user's message and
+    picks the activities; the times and durations are the program's reading
+    of the user's words, or asked.  Every case passes."""
+    from correct_model import exercise_script
+    (tmp_path / 'correct.json').write_text(json.dumps(exercise_script()))
+    env = env_for(tmp_path, OSTINATO_LLM='scripted',
+                  OSTINATO_LLM_SCRIPT=str(tmp_path / 'correct.json'))
+    files = [str(ROOT / 'evals' / name) for name in EXERCISE_FILES]
+    r = subprocess.run([sys.executable, '-m', 'ostinato', 'eval', *files, '--runs', '1',
+                        '--jobs', '4', '--json', str(tmp_path / 'out.json')],
+                       cwd=tmp_path, env=env, text=True, capture_output=True, timeout=900)
+    assert r.returncode == 0, r.stderr
+    s = results_of(tmp_path / 'out.json')
+    failed = [(x['case'], x['failure']) for c in s['cases'] for x in c['results'] if not x['passed']]
+    assert failed == [], '\n'.join(map(str, failed)) + '\n' + r.stdout
+    assert s['runs'] == s['passed'] == EXERCISE_RUNS
+
+
+EXERCISE_FILES = ['exercise.toml']
+EXERCISE_RUNS = 12
+
+
 # ------------------------------------------------------------------ invalid case files
 
 GOOD = CASES
