@@ -732,3 +732,38 @@ def exercise_script():
     e += logged('li', 'went for a run this morning at 7, 5k in 28 min, then 20 pushups at lunch',
                 ['run', '20 pushups'])
     return e
+
+
+def exercise_blind_script():
+    """evals/exercise-blind.toml, written after its blind measurement."""
+    e = []
+    e += logged('maya', 'Went for a 30 minute run at 7am before work', ['run'])
+    e += logged('theo', 'did half an hour on the rowing machine, finished up about an hour ago',
+                ['rowing machine'])
+    e += logged('priya', 'ran a 5k in 28 min this morning at 6:30 🏃‍♀️', ['5k'])
+    e += logged('dev', '3 sets of 10 pushups at lunch', ['pushups'])
+    e += logged('lena', 'swam 20 laps this morning', ['swam'])
+    e += logged('marcus', 'got a 1h15 bike ride in after work', ['bike ride'])
+    e += logged('sofia', 'walked the dog for 20 min at 8 and did 45 min yoga at noon',
+                ['walked', 'yoga'])
+    e += logged('jamal', 'gym this morning, got there at 7: 20 min on the treadmill, then weights, '
+                'then 10 min of stretching', ['treadmill', 'weights', 'stretching'])
+    e += logged('ben', 'ran for 30 minutes at 7 this morning, no wait, it was 40 minutes', ['ran'])
+    e += logged('claire', 'went on a hike this morning around 9 with my sister and the dogs', ['hike'])
+    e += [{'match': _user_said('nina', 'got a workout in today') + r'[^\n]*\n\nQuestion: What exercise',
+           'reply': {'action': 'confer', 'text': 'Nice! What workout did you do?'}}]
+    e += logged('nina', 'a kettlebell class at 6am', ['kettlebell class'])
+    e += [{'match': _user_said('omar', "oh I didn't exercise today") + r'[^\n]*\n\nQuestion: What exercise',
+           'reply': {'action': 'cancel', 'text': 'OK, a rest day: nothing to log.'}},
+          {'match': _user_said('omar', "hey! how's it going?") + r'[^\n]*\n\nQuestion: What exercise',
+           'reply': {'action': 'confer', 'text': 'Hi! Did you do any exercise today?'}}]
+    e += logged('kate', "ugh what a week. my knee's been bugging me and my boss keeps booking 8am "
+                "meetings lol. anyway managed a 25 min jog around the park at lunch, 12:15ish", ['jog'])
+    e += logged('raj', 'want to log a swim', ['swim'])
+    # A careful model answers with the user's words, their typo mended.
+    e += [{'match': _user_said('alex', 'jsut finished') + r'[^\n]*\n\nQuestion: What exercise',
+           'reply': {'action': 'answer', 'text': 'just finished 45 min on the eliptical'}},
+          {'match': r'Text: "just finished 45 min on the eliptical"', 'reply': {'phrases': ['eliptical']}}]
+    e += logged('alex', 'oh and 15 min of stretching after, done just now', ['stretching'])
+    e += logged('grace', 'did an hour of pilates around 6', ['pilates'])
+    return e

@@ -626,8 +626,8 @@ def test_a_correct_model_passes_every_case_of_the_exercise_log(tmp_path):
     routines) played by a correct model: it quotes the user's message and
     picks the activities; the times and durations are the program's reading
     of the user's words, or asked.  Every case passes."""
-    from correct_model import exercise_script
-    (tmp_path / 'correct.json').write_text(json.dumps(exercise_script()))
+    from correct_model import exercise_blind_script, exercise_script
+    (tmp_path / 'correct.json').write_text(json.dumps(exercise_script() + exercise_blind_script()))
     env = env_for(tmp_path, OSTINATO_LLM='scripted',
                   OSTINATO_LLM_SCRIPT=str(tmp_path / 'correct.json'))
     files = [str(ROOT / 'evals' / name) for name in EXERCISE_FILES]
@@ -641,8 +641,8 @@ def test_a_correct_model_passes_every_case_of_the_exercise_log(tmp_path):
     assert s['runs'] == s['passed'] == EXERCISE_RUNS
 
 
-EXERCISE_FILES = ['exercise.toml']
-EXERCISE_RUNS = 12
+EXERCISE_FILES = ['exercise.toml', 'exercise-blind.toml']
+EXERCISE_RUNS = 28
 
 
 # ------------------------------------------------------------------ invalid case files
