@@ -348,6 +348,7 @@ def dialogues_one_at_a_time(dbs, n):
     figure('one_at_a_time_bytes_per_msg', d.written['turn'] / m, 'B', '%.0f')
     figure('one_at_a_time_intake_bytes_per_msg', d.written['intake'] / m, 'B', '%.0f')
     figure('one_at_a_time_fsyncs_per_msg', (d.fsyncs['turn'] + d.fsyncs['intake']) / m, '-')
+    records_figures('one_at_a_time', d, m)
 
 
 def dialogues_burst(dbs, n, explain=False):
@@ -361,9 +362,23 @@ def dialogues_burst(dbs, n, explain=False):
     figure('burst_fsyncs_per_msg', d.fsyncs['turn'] / n, '-')
     figure('burst_intake_msgs_per_s', n / r['intake_seconds'], 'msg/s', '%.0f')
     figure('burst_intake_bytes_per_msg', d.written['intake'] / n, 'B', '%.0f')
+    records_figures('burst', d, n)
     if explain:
         # FileStorage fsyncs once per commit: the run's commits are the last ones.
         written_by_class(d.path, d.fsyncs['turn'], n)
+
+
+def records_figures(case, d, m):
+    """Records and persistent references written per message, by the
+    intakes and by the turns (read back from the file after the run)."""
+    counts = d.records()
+    total = 0
+    for what in ('intake', 'turn'):
+        records, refs = counts.get(what, (0, 0))
+        total += records
+        figure('%s_%s_records_per_msg' % (case, what), records / m, '-')
+        figure('%s_%s_refs_per_msg' % (case, what), refs / m, '-', '%.1f')
+    figure('%s_records_per_msg' % case, total / m, '-')
 
 
 def written_by_class(path, commits, n):

@@ -158,6 +158,7 @@ class Scheduler:
         self.worker = 'run'       # this process's name among the workers of a database
         self.claim = False        # claim each task in its own commit (several workers)
         self.grouped = None        # turns done in the group not yet committed (run_ready)
+        self.current = None        # the task whose turn this process is running
         self.depths = {}           # the frames' depths seen in this turn (depth)
         self.solo = 0              # turns to run one commit each (after a failed group)
         self.services = []        # effects: objects with accepts/suspend/poll/busy/wait
@@ -380,14 +381,14 @@ class Scheduler:
         from ZODB.POSException import ConflictError
         w = self.world
         task = w.ready.popleft()
-        # Taken off the queue and recorded as this worker's in one
-        # transaction: a task is always ready, running, waiting or done,
-        # even when the process dies right here (`recover` finds it).
         task.state = 'running'
-        w.running[self.worker] = task
         if self.claim:
             # Claim the task in a transaction of its own, so two workers never
-            # run it at once.
+            # run it at once: taken off the queue and recorded as this
+            # worker's in one transaction, so a task is always ready,
+            # running, waiting or done, even when the process dies right
+            # here (`recover` finds it).
+            w.running[self.worker] = task
             try:
                 self.commit()
             except ConflictError:
@@ -478,6 +479,7 @@ class Scheduler:
         """Undo the current turn: its database changes and its output."""
         del self.buffer[:]
         del self.reports[:]
+        self.current = None
         self.vm.out = self.buffer
         with committing:
             self.txn.abort()
@@ -551,7 +553,7 @@ class Scheduler:
             return 'task %d has ended already' % task.id
         task.resume = ('error', V.make_error('cancelled ' + reason))
         task.parked = False
-        if task in w.ready or task in w.running.values():
+        if task in w.ready or task.state == 'running' or task in w.running.values():
             # A turn under way (in this or another worker) or due: the error
             # meets it at its next step; a worker running it now conflicts
             # with this change and runs the turn again from here.
@@ -609,17 +611,19 @@ class Scheduler:
         watches.release(self.world, task)
         task.waiting = None
         task.state = 'running'
-        self.world.running[self.worker] = task
+        self.current = task
         while True:
             status = self.vm.run(task, self.ticks)
             if status != 'yield':
                 break
             after_slice = self.txn.after_slice
             if after_slice is not None:
+                self.mark_running(task)
                 after_slice(self)
-                task = self.world.tasks[tid]
+                task = self.current = self.world.tasks[tid]
             now = time.time()
             if now - slice_start >= self.SLICE_SECONDS:
+                self.mark_running(task)
                 before = self.stored_size()
                 self.end_turn()
                 if self.grouped:
@@ -639,7 +643,9 @@ class Scheduler:
                 warned = True
                 start = now
                 written = 0
-        del self.world.running[self.worker]
+        self.current = None
+        if self.world.running.get(self.worker) is task:
+            del self.world.running[self.worker]
         if task.crashes:
             task.crashes = 0
         self.settle(task, status)
@@ -649,6 +655,17 @@ class Scheduler:
             self.end_turn()
         if self.txn.after_slice is not None:
             self.txn.after_slice(self)
+
+    def mark_running(self, task):
+        """Before a commit in the middle of `task`'s turn: record it as this
+        worker's running task, so that `recover` runs it first if the
+        process stops before the turn ends.  A turn that ends before any
+        commit of its own needs no such record (a crash undoes it, and the
+        task is still in the ready queue), and writing it -- set and
+        deleted in one transaction -- was a record more in every turn."""
+        w = self.world
+        if w.running.get(self.worker) is not task:
+            w.running[self.worker] = task
 
     def runaway(self, task, seconds, written):
         """Why the turn of `task` must stop, or None."""
