@@ -33,9 +33,9 @@ def bench():
 # one_at_a_time case), and in a burst (every dialogue gets a message before
 # any is answered; turns are committed in groups).  Measured, then pinned
 # with less than one record of slack.
-ONE_INTAKE = 6.5
-ONE_TURN = 16.5
-BURST_TURN = 10.8
+ONE_INTAKE = 5.5
+ONE_TURN = 15.5
+BURST_TURN = 10.7
 
 
 def run_one_at_a_time(bench, tmp_path, n=8, turns=4):

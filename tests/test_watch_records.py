@@ -208,15 +208,16 @@ def test_the_change_that_wakes_a_task_does_not_rewrite_the_watch_indexes(tmp_pat
         # Woken: the watch fired, but it leaves the indexes in the task's
         # next turn, whose wait writes the same indexes again.
         assert t.state == 'ready' and t.waiting is w
-        assert w.id not in p.store.world.watches
+        assert not watches.active(w)
         assert w in watches.of(items) and w in watches.of(box)
         records = p.last_commit()
-    # The list, the world's index of active watches, the task and the ready
-    # queue; no index of the objects read, and not the fired Watch (out of
-    # the active ones is all it takes: only a reactive loop's token reads
-    # `dirty`).
+    # The list, the task, a ready-queue link and the queue; no index of
+    # the objects read, no index of the active watches (its task's state
+    # says a watch fired), and not the fired Watch (only a reactive loop's
+    # token reads `dirty`).
     assert 'OList' in records and 'Watch' not in records, records
-    assert index_records(records) == 1, records
+    assert index_records(records) == 0, records
+    assert sorted(records) == ['OList', 'ReadyLink', 'ReadyQueue', 'Task'], records
 
 
 ONCE = '''\
@@ -243,7 +244,8 @@ def test_a_task_that_does_not_wait_again_leaves_no_watch_behind(tmp_path):
         p.sched.run()
         assert 'saw it' in p.out.getvalue()
         assert not watches.of(items) and not watches.of(box)
-        assert not any(w.task.done for w in p.store.world.watches.values())
+        assert not any(w.task.done for m in p.store.world.modules.values()
+                       for w in watches.of(m))
 
 
 def test_a_woken_task_cancelled_before_it_runs_leaves_no_watch_behind(tmp_path):

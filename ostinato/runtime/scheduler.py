@@ -171,11 +171,11 @@ class Scheduler:
         # event of one service ends the wait whichever service it waits for.
         self.wakeup = threading.Event()
 
-    # The VM checks `host.waiters` (truthy while any watch is active) before
+    # The VM checks `host.waiters` (true once any task has watched) before
     # reporting changes.
     @property
     def waiters(self):
-        return self.world.watches
+        return self.world.watching
 
     # ------------------------------------------------------------ tasks
     def new_task(self, frame, name):
@@ -723,7 +723,7 @@ class Scheduler:
             w.tasks.pop(task.id, None)
             if status == 'failed' and importer is None:
                 self.report(task)
-            if w.watches:
+            if w.watching:
                 self.changed(task)
         else:
             self.suspend(task, status[1])
@@ -791,7 +791,7 @@ class Scheduler:
         else:
             q.items.append(value)
             q._p_changed = True
-        if self.world.watches:
+        if self.world.watching:
             self.changed(q)
 
     def end_turn(self):

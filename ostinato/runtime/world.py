@@ -1,6 +1,6 @@
 """The world: every piece of state a run keeps between turns.
 
-Modules by name, tasks by id, the FIFO ready queue, timers, active watches,
+Modules by name, tasks by id, the FIFO ready queue, timers,
 the main task, the outbox of bot messages and each effect service's state
 live in one object graph rooted here, made only of picklable values, so the
 whole world can be stored and reloaded between any two instructions (the
@@ -21,7 +21,7 @@ from persistent import Persistent
 
 from ..vm import values as V
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 
 class Watch(Persistent):
@@ -39,6 +39,7 @@ class Watch(Persistent):
 
     # The stored state leaves out what equals these (vm/values.py
     # `without_defaults`).
+    id = 0              # its key in WatchTrees, given when it first enters one
     kind = 'change'
     dirty = False
 
@@ -54,9 +55,9 @@ class Watch(Persistent):
 
 
 class WatchTree(IOBTree):
-    """Watches by id: the active ones (`world.watches`) and those of an
-    object watched by more than a few tasks, or of a module (its `_ow`,
-    runtime/watches.py).  Every turn of a waiting task
+    """Watches by id: those of an object watched by more than a few tasks,
+    or of a module (its `_ow`, runtime/watches.py); the active ones of a
+    database of schema 6 or older (`world.watches`).  Every turn of a waiting task
     takes a watch out of these and puts a new one in, at the end, so a
     turn rewrites the bucket each touches, and the internal node above
     when a bucket splits or empties.  An IOBTree's buckets hold up to 120
@@ -158,6 +159,9 @@ class World(Persistent):
     main_path = None
     run_open = False              # an `ostinato run` started and has not finished
     test_stopped_at = None        # a test mode's note (runtime/runner.py)
+    # True once a task watched something: from then on the VM reports
+    # changes (runtime/watches.py).  Set once, so no wait writes the World.
+    watching = False
 
     def __init__(self):
         self.schema = SCHEMA_VERSION
@@ -170,8 +174,7 @@ class World(Persistent):
         self.timers = OOBTree()    # (wake_time, seq) -> Task
         self.seq = 0
         self.next_task_id = 1
-        self.next_watch_id = 1
-        self.watches = WatchTree()   # id -> Watch (active)
+        self.next_watch_id = 1     # the next key of a watch entering a WatchTree
         self.running = OOBTree()   # worker name -> the task whose turn it is running
         self.error_type = V.make_error_type()   # one per database
         self.outbox = Outbox()

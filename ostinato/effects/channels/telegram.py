@@ -432,7 +432,7 @@ class TelegramChannel(Service):
                 user = st.users[m.user_id] = new_user(sched.world, m.user_id, m.user_name)
             elif user.get('name') != m.user_name:
                 ops.set_field(user, 'name', m.user_name)     # they renamed themselves
-                if sched.world.watches:
+                if sched.world.watching:
                     sched.changed(user)
             if _command(m.text) == '/timezone':
                 sched.deliver(CHANNEL, tid, set_timezone(user, m.text))

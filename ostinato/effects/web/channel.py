@@ -109,7 +109,7 @@ def take_message(sched, name, key, conversation, text, zone):
     user = u.user
     if zone and user.get('timezone') != zone:
         ops.set_field(user, 'timezone', zone)
-        if sched.world.watches:
+        if sched.world.watching:
             sched.changed(user)
     if conversation is None:
         u.threads += 1
