@@ -34,8 +34,8 @@ def bench():
 # any is answered; turns are committed in groups).  Measured, then pinned
 # with less than one record of slack.
 ONE_INTAKE = 5.5
-ONE_TURN = 15.5
-BURST_TURN = 10.7
+ONE_TURN = 13.5
+BURST_TURN = 10.5
 
 
 def run_one_at_a_time(bench, tmp_path, n=8, turns=4):

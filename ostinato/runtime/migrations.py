@@ -146,3 +146,13 @@ def _no_active_watch_index(world):
     active = d.pop('watches', None)
     world.watching = bool(active) or d.get('next_watch_id', 1) > 1
     world._p_changed = True
+
+
+@step(7, "a wait that reads only a module's definitions (a function, a type, an import, a "
+         "builtin) is not in the module's index; the module's definitions changing wakes it")
+def _definition_reads(world):
+    # Nothing to convert: waits of older versions are in the modules'
+    # indexes and still wake from there.  The version goes up so that an
+    # older Ostinato, which would never wake the new waits when a module's
+    # definitions change, refuses the database.
+    pass

@@ -27,7 +27,7 @@ from ..vm import values as V
 from ..vm.blocks import UnrunnableCode
 from ..vm.interp import VM, where_of
 from ..vm.printing import to_str
-from ..vm.values import Task
+from ..vm.values import OModule, Task
 from . import watches
 from .modules import Modules
 from .store import StoreFailed, TooDeep
@@ -159,6 +159,7 @@ class Scheduler:
         self.claim = False        # claim each task in its own commit (several workers)
         self.grouped = None        # turns done in the group not yet committed (run_ready)
         self.current = None        # the task whose turn this process is running
+        self.changed_defs = {}     # modules whose definitions this turn changed
         self.depths = {}           # the frames' depths seen in this turn (depth)
         self.solo = 0              # turns to run one commit each (after a failed group)
         self.services = []        # effects: objects with accepts/suspend/poll/busy/wait
@@ -211,9 +212,33 @@ class Scheduler:
         V.note_change(obj)      # a watched evaluation may have handed out what it made
         if getattr(obj, '_ow', None):
             watches.changed(self.world, obj, self.make_ready)
+        if type(obj) is OModule:
+            # Whatever changed in it (`mod.x = v`, a definition): its
+            # definitions may have.
+            self.definitions_changed(obj)
 
-    def watch(self, task, reads):
-        return watches.register(self.world, task, reads, 'token')
+    def changed_global(self, module, old, new):
+        V.note_change(module)
+        if getattr(module, '_ow', None):
+            watches.changed(self.world, module, self.make_ready)
+        if V.is_definition(old) or V.is_definition(new):
+            self.definitions_changed(module)
+
+    def definitions_changed(self, module):
+        """Note that `module`'s definitions changed: the waits that read
+        them wake at the end of this turn, or before a commit within it
+        (`wake_definition_readers`), once however many changed."""
+        if module.defs_watched:
+            self.changed_defs[id(module)] = module
+
+    def wake_definition_readers(self):
+        mods = self.changed_defs
+        if mods:
+            self.changed_defs = {}
+            watches.definitions_changed(self.world, mods, self.make_ready)
+
+    def watch(self, task, reads, defs=()):
+        return watches.register(self.world, task, reads, 'token', defs)
 
     def unwatch(self, watch):
         watches.unwatch(self.world, watch)
@@ -480,6 +505,7 @@ class Scheduler:
         del self.buffer[:]
         del self.reports[:]
         self.current = None
+        self.changed_defs = {}
         self.vm.out = self.buffer
         with committing:
             self.txn.abort()
@@ -644,6 +670,7 @@ class Scheduler:
                 start = now
                 written = 0
         self.current = None
+        self.wake_definition_readers()
         if self.world.running.get(self.worker) is task:
             del self.world.running[self.worker]
         if task.crashes:
@@ -657,6 +684,10 @@ class Scheduler:
             self.txn.after_slice(self)
 
     def mark_running(self, task):
+        self.wake_definition_readers()
+        self._mark_running(task)
+
+    def _mark_running(self, task):
         """Before a commit in the middle of `task`'s turn: record it as this
         worker's running task, so that `recover` runs it first if the
         process stops before the turn ends.  A turn that ends before any
@@ -751,7 +782,7 @@ class Scheduler:
             task.waiting = ('sleep', when)
             w.add_timer(when, task)
         elif kind is R.Change:
-            task.waiting = watches.register(w, task, request.objs, 'change')
+            task.waiting = watches.register(w, task, request.objs, 'change', request.defs)
         elif kind is R.Token:
             watch = request.watch
             task.waiting = watch

@@ -143,13 +143,19 @@ def indexed(watch):
     return True
 
 
-def register(world, task, objs, kind):
-    """A new Watch of `task` on `objs` (each once), in every object's index.
-    kind 'change' (wait until / x!: active once the task sleeps on it) or
-    'token' (a reactive loop)."""
+def register(world, task, objs, kind, defs=()):
+    """A new Watch of `task` on `objs` (each once), in every object's index,
+    and on the definitions of the modules `defs` (in no index: see
+    `definitions_changed`).  kind 'change' (wait until / x!: active once
+    the task sleeps on it) or 'token' (a reactive loop)."""
     watch = Watch(0, task, [], kind)
     if not world.watching:
         world.watching = True
+    if defs:
+        watch.defs = tuple(defs)
+        for m in defs:
+            if not m.defs_watched:
+                m.defs_watched = True
     seen = set()
     for o in objs:
         if id(o) in seen:
@@ -189,6 +195,28 @@ def changed(world, obj, wake):
             wake(t, keep_watch=True)
         else:
             drop(w)
+
+
+def definitions_changed(world, modules, wake):
+    """The definitions of `modules` (id -> OModule) changed (a top level
+    ran: a load, an upgrade): every active watch that read them fires, as
+    in `changed`, in the order of its task's id.
+
+    Waits that read only a module's definitions -- a function it calls, a
+    builtin -- are in no index of the module: each wait of every chat
+    dialogue would otherwise write the channels module's index.  Finding
+    them walks the live tasks, which happens only when the definitions of
+    a module some wait read change (`OModule.defs_watched`), and a module's
+    top level running while tasks wait on it is rare."""
+    for t in list(world.tasks.values()):
+        w = t.waiting
+        if type(w) is not Watch or not w.defs or not active(w):
+            continue
+        if not any(id(m) in modules for m in w.defs):
+            continue
+        if w.kind == 'token':
+            w.dirty = True
+        wake(t, keep_watch=True)
 
 
 def release(world, task):

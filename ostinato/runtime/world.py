@@ -21,7 +21,7 @@ from persistent import Persistent
 
 from ..vm import values as V
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 
 class Watch(Persistent):
@@ -42,6 +42,9 @@ class Watch(Persistent):
     id = 0              # its key in WatchTrees, given when it first enters one
     kind = 'change'
     dirty = False
+    # Modules of which the evaluation read only definitions: not in their
+    # indexes; a change of their definitions fires it (runtime/watches.py).
+    defs = ()
 
     def __init__(self, wid, task, objs, kind):
         self.id = wid
