@@ -223,15 +223,14 @@ class OstinatoDialogues:
 
     def replies(self):
         """Replies ever written to the outbox (committed or not)."""
-        return self.world.outbox.next_seq - 1
+        return self.world.outbox.last_seq()
 
     def sent(self):
         """Take the replies out of the outbox as a channel does once they went
         out (effects/channels/telegram.py `confirm`), in the caller's transaction."""
         box = self.world.outbox
         for seq in list(box.pending.keys()):
-            del box.pending[seq]
-            box.sent += 1
+            box.remove(seq)
 
     def size(self):
         """Bytes in the database file (FileStorage only appends)."""

@@ -21,7 +21,7 @@ from persistent import Persistent
 
 from ..vm import values as V
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 
 class Watch(Persistent):
@@ -224,7 +224,13 @@ class OutMessage(Persistent):
 
 class Outbox(Persistent):
     """The database's outgoing messages, by sequence number (the order they
-    were sent in), and how they fared."""
+    were sent in), and how they fared.
+
+    A message's number is one more than the last one pending, or than the
+    last one that left (`next_seq`, kept up to date by `remove`): adding one
+    writes the tree of pending messages, not this record as well -- a
+    record more in every turn that replied (schema 8 and older counted in
+    `next_seq` at every add)."""
 
     def __init__(self):
         self.next_seq = 1
@@ -233,10 +239,29 @@ class Outbox(Persistent):
         self.resent = 0               # sends begun again after a crash
         self.failed = 0               # messages the chat service refused for good
 
+    def last_seq(self):
+        """The number of the last message added (0: none yet)."""
+        pending = self.pending
+        last = self.next_seq - 1
+        return max(last, pending.maxKey()) if pending else last
+
     def add(self, channel, thread_id, text):
-        seq = self.next_seq
-        self.next_seq = seq + 1
+        seq = self.last_seq() + 1
         m = self.pending[seq] = OutMessage(seq, channel, thread_id, text)
+        return m
+
+    def remove(self, seq, outcome='sent'):
+        """Take message `seq` out, counted as `outcome` ('sent' or
+        'failed'); returns it, or None when it is not pending."""
+        m = self.pending.pop(seq, None)
+        if m is None:
+            return None
+        if seq >= self.next_seq:
+            self.next_seq = seq + 1
+        if outcome == 'sent':
+            self.sent += 1
+        else:
+            self.failed += 1
         return m
 
 

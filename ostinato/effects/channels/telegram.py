@@ -528,12 +528,10 @@ class TelegramChannel(Service):
             if kind == 'piece':
                 m.done = max(m.done, value[0])
                 if m.done >= value[1]:
-                    del box.pending[seq]
-                    box.sent += 1
+                    box.remove(seq)
                     self.inflight.discard(seq)
             else:
-                del box.pending[seq]
-                box.failed += 1
+                box.remove(seq, 'failed')
                 self.inflight.discard(seq)
                 self.log('could not send message %d: %s'
                          % (seq, str(value).replace('telegram: ', '', 1)))

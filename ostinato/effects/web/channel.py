@@ -286,8 +286,7 @@ class WebChannel(Service):
 
         def confirm():
             for seq in mine:
-                if box.pending.pop(seq, None) is not None:
-                    box.sent += 1
+                box.remove(seq)
         sched.transact(confirm)
 
     def notify(self):
