@@ -168,7 +168,7 @@ def build(folder, n):
         store.commit()
         w = store.world
         assert w.main_task.done and w.main_task.state == 'done', w.main_task.state
-        waiting = len(w.watches)
+        waiting = sum(1 for t in w.tasks.values() if t.state == 'waiting')
         assert waiting == n, (waiting, n)
     finally:
         store.close()
