@@ -232,6 +232,8 @@ class Scheduler:
             self.changed_defs[id(module)] = module
 
     def wake_definition_readers(self):
+        """Wake the waits that read the definitions this turn changed
+        (runtime/watches.py `definitions_changed`), in its transaction."""
         mods = self.changed_defs
         if mods:
             self.changed_defs = {}
@@ -684,16 +686,14 @@ class Scheduler:
             self.txn.after_slice(self)
 
     def mark_running(self, task):
-        self.wake_definition_readers()
-        self._mark_running(task)
-
-    def _mark_running(self, task):
-        """Before a commit in the middle of `task`'s turn: record it as this
+        """Before a commit in the middle of `task`'s turn: wake the waits
+        on definitions the turn changed so far, and record the task as this
         worker's running task, so that `recover` runs it first if the
         process stops before the turn ends.  A turn that ends before any
         commit of its own needs no such record (a crash undoes it, and the
         task is still in the ready queue), and writing it -- set and
         deleted in one transaction -- was a record more in every turn."""
+        self.wake_definition_readers()
         w = self.world
         if w.running.get(self.worker) is not task:
             w.running[self.worker] = task
