@@ -24,7 +24,7 @@ pytestmark = pytest.mark.slow
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / 'fixtures'
-VERSIONS = sorted(p.name for p in FIXTURES.glob('schema-*'))
+VERSIONS = sorted((p.name for p in FIXTURES.glob('schema-*')), key=lambda n: int(n.split('-')[1]))
 BIN = os.path.join(os.path.dirname(sys.executable), 'ostinato')
 
 

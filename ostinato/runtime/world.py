@@ -21,7 +21,7 @@ from persistent import Persistent
 
 from ..vm import values as V
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 
 class Watch(Persistent):
@@ -88,7 +88,15 @@ class ReadyQueue(Persistent):
     of ReadyLinks.  Nothing that grows with the queue lives in a record a
     turn rewrites: pushing writes the new link, the old last link and this
     small record; popping writes this record.  Each queued task knows its
-    link (`Task.ready_link`), so membership and removal cost O(1)."""
+    link (`Task.ready_link`), so membership and removal cost O(1).
+
+    A task queued while the queue is empty is kept in this record itself
+    (`task`: the queue is then its own task's link, the one at the front),
+    not in a link of its own: one message at a time, every message's
+    intake queued a task on an empty queue, and its link was a record more
+    (schema 9 and older)."""
+
+    task = None         # the front task, when it was queued on an empty queue
 
     def __init__(self):
         self.head = None
@@ -106,6 +114,8 @@ class ReadyQueue(Persistent):
         return link is not None and link.task is task
 
     def __iter__(self):
+        if self.task is not None:
+            yield self.task
         link = self.head
         while link is not None:
             if link.task is not None:
@@ -113,6 +123,13 @@ class ReadyQueue(Persistent):
             link = link.next
 
     def append(self, task):
+        if self.count == 0:
+            # Links emptied by `remove` are left behind: drop them.
+            self.head = self.tail = None
+            self.task = task
+            self.count = 1
+            task.ready_link = self
+            return
         link = ReadyLink(task)
         if self.tail is None:
             self.head = link
@@ -123,6 +140,15 @@ class ReadyQueue(Persistent):
         task.ready_link = link
 
     def appendleft(self, task):
+        front = self.task
+        if front is not None:
+            # Only the front task is kept here: it moves into a link.
+            self.task = None
+            link = ReadyLink(front, self.head)
+            self.head = link
+            if self.tail is None:
+                self.tail = link
+            front.ready_link = link
         link = ReadyLink(task, self.head)
         self.head = link
         if self.tail is None:
@@ -131,16 +157,20 @@ class ReadyQueue(Persistent):
         task.ready_link = link
 
     def popleft(self):
-        link = self.head
-        while link is not None and link.task is None:
-            link = link.next
-        if link is None:
-            raise IndexError('pop from an empty ready queue')
-        self.head = link.next
-        if self.head is None:
-            self.tail = None
+        task = self.task
+        if task is not None:
+            self.task = None
+        else:
+            link = self.head
+            while link is not None and link.task is None:
+                link = link.next
+            if link is None:
+                raise IndexError('pop from an empty ready queue')
+            self.head = link.next
+            if self.head is None:
+                self.tail = None
+            task = link.task
         self.count -= 1
-        task = link.task
         task.ready_link = None
         return task
 
