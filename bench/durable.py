@@ -59,6 +59,13 @@ committed outbox entries).  "Bytes" are the growth of the database file
   burst_fsyncs_per_msg      -   fsync calls of that run, per message
   burst_intake_msgs_per_s / _bytes_per_msg  msg/s, B  the intake of those
                                 messages (a transaction each)
+  CASE_records_per_msg      -   records written per message (intake and
+                                turns), CASE one_at_a_time or burst; also
+                                CASE_intake_ / CASE_turn_records_per_msg and
+                                _refs_per_msg: persistent references inside
+                                those records (read back from the file after
+                                the run; tests/test_message_records.py pins
+                                the records)
   bytes_per_msg_ready_N     B   N dialogues (--ready, default 10,100,1000,10000)
                                 each get one message, taken in before running,
                                 so N tasks are ready; bytes written per reply
