@@ -448,7 +448,7 @@ def world_info(world):
             '%d %s' % (n, s) for s, n in sorted(states.items()))) if states else '')),
         ('ready queue', str(len(world.ready))),
         ('timers', str(len(world.timers))),
-        ('watches', str(len(world.watches))),
+        ('watches', str(watches.count_active(world))),
     ]
     nxt = world.next_timer() if len(world.timers) else None
     if nxt is not None:
@@ -557,7 +557,7 @@ def db_data(world, storage, address):
         'schema_version': getattr(world, 'schema', None),
         'live_tasks': sum(states.values()), 'tasks_by_state': dict(sorted(states.items())),
         'ready_queue': len(world.ready), 'timers': len(world.timers),
-        'watches': len(world.watches),
+        'watches': watches.count_active(world),
         'next_timer': world.next_timer() if len(world.timers) else None,
         'main_task': None if main is None else {'id': main.id, 'name': main.name,
                                                  'state': main.state},
@@ -598,12 +598,14 @@ def prune_ended(world):
         return False
 
     for tid in [tid for tid, t in world.tasks.items() if ended(t)]:
+        # A watch it still holds leaves the indexes of what it watched.
+        if isinstance(world.tasks[tid].waiting, Watch):
+            watches.unwatch(world, world.tasks[tid].waiting)
         del world.tasks[tid]
     for t in [t for t in world.ready if ended(t)]:
         world.ready.remove(t)
     for key in [k for k, t in world.timers.items() if ended(t)]:
         del world.timers[key]
-    watches.unwatch_where(world, ended)
     running = world.running          # worker name -> task
     for key in [k for k, t in running.items() if ended(t)]:
         del running[key]

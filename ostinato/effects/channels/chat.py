@@ -50,7 +50,7 @@ def receive(sched, key, channel, thread_id, user, text, when=None):
     messages.items.append(ops.construct(ns['Message'], {'when': stamp, 'sender': user,
                                                         'text': text}))
     messages.changed()
-    if sched.world.watches:
+    if sched.world.watching:
         sched.changed(messages)
     if first:
         sched.put(ns['threads_queue'], thread)
