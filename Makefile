@@ -79,7 +79,7 @@ eval: $(STAMP) $(DUCKLING_STAMP)
 	    $(MAKE) --no-print-directory $(EMBEDDED_STAMP) || exit 1; \
 	fi
 	@mkdir -p .ostinato-eval
-	$(BIN)/ostinato eval evals/diet.toml evals/recipes.toml --llm $(EVAL_LLM) \
+	$(BIN)/ostinato eval evals/diet.toml evals/recipes.toml evals/exercise.toml --llm $(EVAL_LLM) \
 	    --json .ostinato-eval/latest.json --markdown evals/RESULTS.md $(EVAL_ARGS)
 
 # The tests include the embedded model's (and LangGraph's, for bench/peers.py):
