@@ -103,7 +103,7 @@ class _Collector:
         self.fallback = fallback
 
     def write(self, text):
-        run = self.sched_ref().current
+        run = self.sched_ref().current_run
         if run is not None:
             run.errors.append(text)
         elif text:
@@ -119,7 +119,7 @@ class EvalScheduler(Scheduler):
         ref = weakref.ref(self)
         super().__init__(world, out=_Collector(ref, err), err=_Collector(ref, err))
         self.sim = sim
-        self.current = None           # the run whose task runs now
+        self.current_run = None       # the run whose task runs now (current is the task)
         self.task_runs = {}           # task id -> Run (this process's tasks)
 
     def run_of(self, task):
@@ -128,19 +128,19 @@ class EvalScheduler(Scheduler):
     def run_one(self):
         task = next(iter(self.world.ready))
         run = self.run_of(task)
-        self.current = run
+        self.current_run = run
         self.sim.clock.run = run
         if run is not None:
             self.sim.zone_for(run)
         try:
             super().run_one()
         finally:
-            self.current = None
+            self.current_run = None
             self.sim.clock.run = None
 
     def spawn(self, vm, func, args, kwargs):
         t = super().spawn(vm, func, args, kwargs)
-        run = self.current or self.sim.run_in(list(args) + list(kwargs.values()))
+        run = self.current_run or self.sim.run_in(list(args) + list(kwargs.values()))
         if run is not None:
             self.task_runs[t.id] = run
         return t
