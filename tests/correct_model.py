@@ -1,7 +1,7 @@
 """A correct model for every case of evals/diet.toml, evals/recipes.toml,
 evals/diet-fresh.toml, evals/diet-fresh2.toml, evals/diet-fresh3.toml,
-evals/diet-fresh4.toml and evals/diet-fresh5.toml, as a script for the
-scripted backend.
+evals/diet-fresh4.toml, evals/diet-fresh5.toml and evals/diet-fresh6.toml, as
+a script for the scripted backend.
 
 Each case's dialogue is written down as a careful model would conduct it:
 it extracts every item with its time, asks when the user named only a meal,
@@ -17,7 +17,8 @@ DAY = '2025-03-14T%s:00-04:00'
 
 
 def _iso(hhmm):
-    return DAY % hhmm
+    """'HH:MM' on the cases' day; a whole ISO date-time (another day) as it is."""
+    return hhmm if len(hhmm) > 5 else DAY % hhmm
 
 
 def _user_said(user, text):
@@ -701,6 +702,92 @@ def fresh5_script():
               {'7:45': ['strawberry yogurt'], '10': ['donut'],
                '2:30': ['turkey club wrap', 'diet coke']},
               {'7:45': '07:45', '10': '10:00', '2:30': '14:30'}, anchored=True)
+    return e
+
+
+def fresh6_script():
+    """The cases of evals/diet-fresh6.toml (the sixth file written blind,
+    all held out), conducted as a careful model would, in the manner of
+    fresh5_script: anchored to each case's own message, and put first by
+    test_eval.  Only what the user ate or drank is logged: not the donuts
+    left alone, not Sam's curry, not the kids' mac and cheese, not the
+    pizza corrected to a calzone."""
+    e = []
+    e += diet('ann', 'had oatmeal with a banana and a coffee at 7:30', 'oatmeal with a banana and '
+              'a coffee at 7:30 this morning', {'7:30': ['oatmeal', 'banana', 'coffee']},
+              {'7:30': '07:30'}, anchored=True)
+    e += diet('bea', 'caesar salad for lunch', 'a caesar salad for lunch',
+              {'lunch': ['caesar salad']},
+              {'lunch': [('What time was lunch?', 'around 12:30'), '12:30']}, anchored=True)
+    e += diet('carl', 'breakfast was 2 eggs and toast around 8', '2 eggs and toast around 8; a '
+              'turkey wrap at 1; an apple at 3',
+              {'8': ['2 eggs', 'toast'], '1': ['turkey wrap'], '3': ['apple']},
+              {'8': '08:00', '1': '13:00', '3': '15:00'}, anchored=True)
+    e += diet('dina', '2 cups of coffee today', 'a coffee around 7; a coffee at 10',
+              {'7': ['coffee'], '10': ['coffee']}, {'7': '07:00', '10': '10:00'}, anchored=True)
+    e += diet('eli', 'just ate a granola bar', 'a granola bar, just now',
+              {'just now': ['granola bar']}, {'just now': '16:00'}, anchored=True)
+    # The donuts were not touched: only the banana.
+    e += diet('fran', 'skipped breakfast today and did NOT touch', 'a banana around 10',
+              {'10': ['banana']}, {'10': '10:00'}, anchored=True)
+    # Sam's green curry is not the user's; the spring rolls were shared.
+    e += diet('gus', 'lunch at the thai place', 'pad thai and spring rolls at 12:30',
+              {'12:30': ['pad thai', 'spring rolls']}, {'12:30': '12:30'}, anchored=True)
+    e += diet('hana', 'grabbed a bagel w/ cream cheese', 'a bagel with cream cheese around 6am',
+              {'6am': ['bagel with cream cheese']}, {'6am': '06:00'}, anchored=True)
+    # Corrected in the same message: a calzone, not the slice of pizza.
+    e += diet('ivan', 'had a slice of pizza for lunch at noon', 'a calzone for lunch at noon',
+              {'noon': ['calzone']}, {'noon': '12:00'}, anchored=True)
+    # The reply's time is the corrected one: 11:45, not 1.
+    e += diet('jo', 'soup and crackers for lunch', 'soup and crackers for lunch',
+              {'lunch': ['soup', 'crackers']},
+              {'lunch': [('What time was lunch?', 'around 1. oh wait no'), '11:45']},
+              anchored=True)
+    # Told at 9:30 pm: "around 7" is 7 pm.
+    e += diet('kai', '2 slices of', '2 slices of 🍕 and a 🍺 around 7',
+              {'7': ['2 slices of 🍕', '🍺']}, {'7': '19:00'}, anchored=True)
+    # The mac and cheese was the kids'.
+    e += diet('lou', 'made the kids mac and cheese', 'leftover chili for dinner',
+              {'dinner': ['leftover chili']},
+              {'dinner': [('What time was dinner?', 'like 6:30'), '18:30']}, anchored=True)
+    # Calling it off: said so, and nothing is logged.
+    e += diet('mo', 'log my lunch', None, None, {},
+              confer_first=('Sure! What did you have for lunch, and when?', 'ugh never mind',
+                            {'action': 'cancel', 'text': "OK, I won't log anything."}))
+    e += diet('nell', 'had a smoothie and some almonds', None, None, {},
+              confer_first=('Nice! When did you have the smoothie and the almonds?',
+                            'actually forget it',
+                            {'action': 'cancel', 'text': "OK, nothing logged today."}))
+    # The coffee was spilt, not drunk: nothing to log.
+    e.append({'match': _user_said('otto', 'lol my cat just knocked my coffee off the desk')
+              + r'[^\n]*\n\nQuestion: What did you eat',
+              'reply': {'action': 'cancel', 'text': "Oh no, poor coffee! Nothing to log then."}})
+    # The summary spells the user's words out ("chicken sandwich", "1230"
+    # as "12:30").
+    e += diet('pat', 'had a chiken sandwhich and chips', 'a chicken sandwich and chips for lunch '
+              'at 12:30', {'12:30': ['chicken sandwich', 'chips']}, {'12:30': '12:30'},
+              anchored=True)
+    # "Call it 2" is a time the program does not read (a bare number): the
+    # model's 14:00 is refused once and the program asks again; after the
+    # same reply it takes the model's answer.
+    e += diet('quinn', 'been snacking all afternoon', 'pretzels, a cheese stick and a handful of '
+              'grapes, all afternoon', {'afternoon': ['pretzels', 'cheese stick', 'grapes']},
+              {'afternoon': [('Roughly when this afternoon?', 'between 1 and 3'), '14:00']},
+              anchored=True)
+    # Last night: the day before the cases' day.
+    e += diet('rosa', '2 glasses of red wine last night', '2 glasses of red wine last night '
+              'around 9', {'last night around 9': ['glasses of red wine']},
+              {'last night around 9': '2025-03-13T21:00:00-04:00'}, anchored=True)
+    e += diet('sam', 'protein shake after the gym at 6:45', 'a protein shake at 6:45; scrambled '
+              'eggs, spinach and a coffee around 8',
+              {'6:45': ['protein shake'], '8': ['scrambled eggs', 'spinach', 'coffee']},
+              {'6:45': '06:45', '8': '08:00'}, anchored=True)
+    # "Mid-morning" names no clock time: the model's 10:30 is not taken,
+    # and the program asks the user.
+    e += diet('tess', 'big bowl of cheerios', 'a big bowl of cheerios with almond milk at 7; a '
+              'Clif bar mid-morning', {'7': ['cheerios with almond milk'],
+                                       'mid-morning': ['clif bar']},
+              {'7': '07:00', 'mid-morning': '10:30'}, anchored=True)
     return e
 
 

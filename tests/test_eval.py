@@ -580,6 +580,18 @@ PROCESS_FAILS = {
     # my morning meetings") and the model asks again, but the time reader
     # takes the reply's "morning" for the time and logs 09:00 without asking.
     ('vague answer, then a real one', "near(user.diet_log[0].when, '13:15')"),
+    # diet-fresh6.toml: "skipped breakfast today and did NOT touch the donuts
+    # someone brought into the office 😤 just had a banana around 10" has no
+    # comma, so meals.ost's `_eaten` parts it at "and" alone, and its second
+    # clause, negated ("not") with an eating word ("touch", "had"), is read
+    # as not eaten, banana and all: `_tells_nothing_eaten` holds and
+    # get_diet_answer cancels ("OK, nothing to log then.") before any model
+    # is asked, so nothing is logged.
+    *[('skipped breakfast, did NOT eat the donuts, a banana at 10', x)
+      for x in ["length(user.diet_log) == 1", "near(user.diet_log[0].when, '10:00')",
+                "mentions(user.diet_log[0].items, 'banana')",
+                "not mentions(user.diet_log[0].items, 'donut')",
+                "only([e.items for e in user.diet_log], ['banana'])"]],
 }
 
 
@@ -589,11 +601,12 @@ def test_a_correct_model_passes_every_shipped_case(tmp_path):
     -- but for PROCESS_FAILS, which must fail exactly so; four dialogues at
     a time, as a loaded server would run them."""
     from correct_model import (diet_script, fresh2_script, fresh3_script, fresh4_script,
-                               fresh5_script, fresh_script, recipes_script)
-    # fresh5's, fresh4's and fresh3's entries first: they answer only their
-    # own cases, and another file's entry for the same user and question
-    # would answer these.
-    (tmp_path / 'correct.json').write_text(json.dumps(fresh5_script() + fresh4_script()
+                               fresh5_script, fresh6_script, fresh_script, recipes_script)
+    # fresh6's, fresh5's, fresh4's and fresh3's entries first: they answer
+    # only their own cases, and another file's entry for the same user and
+    # question would answer these.
+    (tmp_path / 'correct.json').write_text(json.dumps(fresh6_script() + fresh5_script()
+                                                      + fresh4_script()
                                                       + fresh3_script() + diet_script()
                                                       + recipes_script() + fresh_script()
                                                       + fresh2_script()))
@@ -605,20 +618,21 @@ def test_a_correct_model_passes_every_shipped_case(tmp_path):
                         str(ROOT / 'evals' / 'diet-fresh3.toml'),
                         str(ROOT / 'evals' / 'diet-fresh4.toml'),
                         str(ROOT / 'evals' / 'diet-fresh5.toml'),
+                        str(ROOT / 'evals' / 'diet-fresh6.toml'),
                         '--runs', '1', '--jobs', '4', '--json', str(tmp_path / 'out.json')],
                        cwd=tmp_path, env=env, text=True, capture_output=True, timeout=900)
     assert r.returncode == 0, r.stderr
     s = results_of(tmp_path / 'out.json')
     # Every expectation that failed, and how a run ended badly (none of it
-    # expected): a case of PROCESS_FAILS fails in that one expectation only.
+    # expected): a case of PROCESS_FAILS fails in its listed expectations only.
     failed = {(x['case'], f['expectation']) for c in s['cases'] for x in c['results']
               for f in x['failed_expectations']}
     failed |= {(x['case'], x['failure']['problem']) for c in s['cases'] for x in c['results']
                if x['failure'] and 'expectation' not in x['failure']}
     assert failed == PROCESS_FAILS, '\n'.join(map(str, failed ^ PROCESS_FAILS)) + '\n' + r.stdout
-    assert s['runs'] == 140 and s['holdout']['runs'] == 35
+    assert s['runs'] == 160 and s['holdout']['runs'] == 55
     assert 'tuned    105/105 runs passed (100.0 %)' in r.stdout
-    assert 'holdout  34/35 runs passed (97.1 %)' in r.stdout
+    assert 'holdout  53/55 runs passed (96.4 %)' in r.stdout
 
 
 def test_a_correct_model_passes_every_case_of_the_exercise_log(tmp_path):
