@@ -800,10 +800,11 @@ def db_check(repair, db, memory, accept_truncation):
     else:
         store = _open_for_reading(db, memory)
     try:
+        damaged = _damaged_records(store, db)
         problems = invariants.check(store.world)
         for _, _, text in problems:
             click.echo(text)
-        if problems and repair:
+        if problems and repair and not damaged:
             sched = Scheduler(store.world)
             for line in store.transact(lambda: invariants.repair(
                     store.world, invariants.check(store.world), sched.make_ready)):
@@ -815,10 +816,28 @@ def db_check(repair, db, memory, accept_truncation):
         live = len(store.world.tasks)
     finally:
         store.close()
+    if damaged:
+        sys.exit(EXIT_DAMAGED)
     if not problems:
         click.echo('ok: %d live task%s, each ready, running or waiting'
                    % (live, '' if live == 1 else 's'))
     sys.exit(1 if problems else 0)
+
+
+def _damaged_records(store, db, limit=20):
+    """`db check` also reads the header of every object's current record: one
+    that is damaged is what a later load trips over.  Each problem is one
+    line on stderr; returns how many."""
+    from .runtime.filestore import WHAT_TO_DO
+    check = getattr(store.storage, 'current_record_problems', None)
+    found = check() if check is not None else []
+    for text in found[:limit]:
+        click.echo('ostinato: the database %s is damaged: %s' % (db, text), err=True)
+    if len(found) > limit:
+        click.echo('ostinato: ... and %d more' % (len(found) - limit), err=True)
+    if found:
+        click.echo('ostinato: %s' % WHAT_TO_DO.format(path=db), err=True)
+    return len(found)
 
 
 @db_group.command('pack', epilog=_examples('ostinato db pack --db diet.fs',

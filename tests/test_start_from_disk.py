@@ -119,3 +119,86 @@ def test_a_module_file_become_a_fifo_or_a_folder_is_not_read(tmp_path):
     os.mkdir(tmp_path / 'lib.ost')
     status, err = serve_until(tmp_path, '--db', 'p.fs')
     assert status == 0 and 'Traceback' not in err, err
+
+
+# -- a record whose header names another transaction ---------------------------
+
+STEPS = '''\
+log = []
+for i in 0..30:
+    append(log, i)
+    print("step {i}")
+    if i == 20:
+        sleep(1.5)
+    else:
+        sleep(0)
+print("done {length(log)} {log == list(0..30)}")
+'''
+
+
+def stopped_at_step_20(folder):
+    (folder / 'steps.ost').write_text(STEPS)
+    proc = subprocess.Popen([BIN, 'run', '--db', 'base.fs', 'steps.ost'], cwd=folder, env=env(),
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        for line in proc.stdout:
+            if line.startswith('step 20'):
+                proc.send_signal(signal.SIGTERM)
+                break
+        proc.communicate(timeout=HANG)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130
+
+
+def first_data_record_of_last_transaction(path):
+    from ZODB.FileStorage import FileStorage
+    fs = FileStorage(str(path), read_only=True)
+    try:
+        last = None
+        for txn in fs.iterator():
+            last = next(iter(txn)).pos
+        return last
+    finally:
+        fs.close()
+
+
+def copy_of(folder, name):
+    import shutil
+    for ext in ('', '.index', '.commits'):
+        shutil.copy(folder / ('base.fs' + ext), folder / (name + ext))
+    return folder / name
+
+
+def test_a_flipped_serial_in_the_last_transaction_is_damage_not_a_loop(tmp_path):
+    """One flipped bit in the serial (the transaction id) of a data record
+    header: ZODB then loads an older revision of the object (its serial
+    looks newer than the database) and every commit of it conflicts -- an
+    endless loop of conflicts under `run`, an "internal error" with a
+    ConflictError traceback elsewhere, at every start.  Now the header is
+    checked against its transaction whenever it is read: exit 74 and one
+    line naming the file; `db check` finds it too."""
+    stopped_at_step_20(tmp_path)
+    at = first_data_record_of_last_transaction(tmp_path / 'base.fs') + 8
+    for byte in range(8):
+        db = copy_of(tmp_path, 'flip.fs')
+        with open(db, 'r+b') as f:
+            f.seek(at + byte)
+            b = f.read(1)[0]
+            f.seek(at + byte)
+            f.write(bytes([b ^ 0x10]))
+        what = 'serial byte %d at offset %d' % (byte, at + byte)
+        r = ost('run', '--db', db, 'steps.ost', cwd=tmp_path)
+        assert 'Traceback' not in r.stderr and 'internal error' not in r.stderr, (what, r.stderr)
+        assert r.returncode == EXIT_DAMAGED, (what, r.returncode, r.stdout, r.stderr)
+        lines = r.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].startswith(
+            'ostinato: the database %s is damaged: object ' % db), (what, r.stderr)
+        assert 'names another transaction' in lines[0], (what, r.stderr)
+        check = ost('db', 'check', '--db', db, cwd=tmp_path)
+        assert 'Traceback' not in check.stderr, (what, check.stderr)
+        assert check.returncode == EXIT_DAMAGED, (what, check.stdout, check.stderr)
+        assert 'names another transaction' in check.stdout + check.stderr, (what, check.stdout)

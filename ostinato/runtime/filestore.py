@@ -94,6 +94,14 @@ def when(tid):
         '%Y-%m-%d %H:%M:%S UTC')
 
 
+def _tid_text(tid):
+    """A transaction id in words, even a damaged one."""
+    try:
+        return 'of %s' % when(tid)
+    except Exception:
+        return tid.hex()
+
+
 def plural(n, word):
     return '%s %s%s' % ('{:,}'.format(n), word, '' if n == 1 else 's')
 
@@ -427,6 +435,42 @@ class CheckedFileStorage(FileStorage):
         if getattr(self, '_lock_file', None) is not None:
             self._lock_file.close()
         self._commits.close()
+
+    # A data record's header names its transaction (its serial), and ZODB
+    # believes it: one flipped bit there and a load returns an older
+    # revision (the serial looks newer than the database), and every later
+    # commit of the object conflicts -- an endless retry, at every start.
+    # So every header read is checked against the transaction it is in.
+    def _read_data_header(self, pos, oid=None, _file=None):
+        h = super()._read_data_header(pos, oid, _file)
+        f = self._file if _file is None else _file
+        after = f.tell()
+        f.seek(h.tloc)
+        tid = f.read(8)
+        f.seek(after)
+        if tid != h.tid:
+            from ZODB.utils import oid_repr
+            raise DamagedRecord(oid_repr(h.oid), 'record at offset {:,}'.format(pos),
+                                'names another transaction (%s) than the one it is in (%s, '
+                                'at offset {:,})'.format(h.tloc) % (_tid_text(h.tid),
+                                                                    _tid_text(tid)))
+        return h
+
+    def current_record_problems(self):
+        """What is wrong with the header of each object's current record (a
+        quick check, for `db check`: `verify` reads every record)."""
+        problems = []
+        with self._files.get() as f:
+            for oid, pos in list(self._index.items()):
+                try:
+                    self._read_data_header(pos, oid, f)
+                except DamagedRecord as e:
+                    problems.append(str(e))
+                except (CorruptedError, struct.error, ValueError, OverflowError) as e:
+                    from ZODB.utils import oid_repr
+                    problems.append('object %s (record at offset {:,}) cannot be read: %s'.format(
+                        pos) % (oid_repr(oid), ' '.join(str(e).split())[:200]))
+        return problems
 
     # Records are sealed as they are written and checked as they are read.
     def store(self, oid, oldserial, data, version, transaction):
