@@ -145,6 +145,11 @@ def main(ctx):
     this machine gives Ostinato)."""
     _quiet_storage_logs()
     _printable_output()
+    from .runtime.settings import SettingError, check_environment
+    try:
+        check_environment()
+    except SettingError as e:
+        fail(str(e))
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
         ctx.exit(0)
@@ -213,13 +218,34 @@ def _turn_limit_option(f):
     def set_limit(ctx, param, value):
         if value is not None:
             from .runtime.scheduler import Scheduler
-            Scheduler.TURN_LIMIT = value
+            Scheduler.TURN_LIMIT = _setting('OSTINATO_TURN_LIMIT', value, ctx, param)
         return value
-    return click.option('--turn-limit', type=click.FloatRange(min=0.1), default=None,
+    return click.option('--turn-limit', type=str, default=None,
                         metavar='SECONDS', expose_value=False, callback=set_limit,
                         envvar='OSTINATO_TURN_LIMIT',
                         help='how long a task may run without waiting before it gets an '
                              'Error (env OSTINATO_TURN_LIMIT)  [default: 30]')(f)
+
+
+def _setting(name, value, ctx, param):
+    """A flag's value for the setting `name`, checked as the variable's is
+    (runtime/settings.py); a bad one is one line naming the flag (or the
+    variable it came from), exit 2."""
+    from .runtime.settings import SettingError, parse
+    source = ctx.get_parameter_source(param.name)
+    flag = name if source == click.core.ParameterSource.ENVIRONMENT else param.opts[0]
+    try:
+        return parse(name, value, flag)
+    except SettingError as e:
+        fail(str(e))
+
+
+def _finite(ctx, param, value):
+    """A float flag must be a finite number: `nan` passes every range check."""
+    import math
+    if value is not None and not math.isfinite(value):
+        fail('%s must be a finite number, not %r' % (param.opts[0], value))
+    return value
 
 
 _log_option = click.option(
@@ -842,8 +868,8 @@ def _damaged_records(store, db, limit=20):
 
 @db_group.command('pack', epilog=_examples('ostinato db pack --db diet.fs',
                                            'ostinato db pack --db diet.fs --days 7'))
-@click.option('--days', type=click.FloatRange(min=0), default=0, show_default=True, metavar='N',
-              help='keep the revisions of the last N days')
+@click.option('--days', type=click.FloatRange(min=0, max=1e6), default=0, show_default=True,
+              metavar='N', callback=_finite, help='keep the revisions of the last N days')
 @_db_options
 @_accept_option
 def db_pack(days, db, memory, accept_truncation):

@@ -152,6 +152,12 @@ def preflight(path):
     if os.path.isdir(path):
         raise StoreError('%s is a folder, not a database file (give --db the path of '
                          'a file, e.g. %s)' % (path, os.path.join(path, 'ostinato.fs')))
+    kind = _not_regular(path)
+    if kind:
+        # /dev/null reads as an empty file: ZODB would take it for a new
+        # database and make DEV.commits, .index, .lock and .tmp beside it.
+        raise StoreError('%s is %s, not a database file (give --db the path of a regular '
+                         'file)' % (path, kind))
     try:
         with open(path, 'rb') as f:
             head = f.read(4)
@@ -171,6 +177,24 @@ def preflight(path):
                                                      WHAT_TO_DO.format(path=path)))
     raise StoreError('%s is not an Ostinato database (a database file starts with %r; '
                      'this one with %s)' % (path, MAGIC.decode(), repr(head)[1:]))
+
+
+def _not_regular(path):
+    """What the existing `path` is when it is no regular file (following
+    symlinks), in words; None for a regular file or nothing."""
+    import stat
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    for test, words in ((stat.S_ISCHR, 'a character device'), (stat.S_ISBLK, 'a block device'),
+                        (stat.S_ISFIFO, 'a FIFO'), (stat.S_ISSOCK, 'a socket'),
+                        (stat.S_ISDIR, 'a folder')):
+        if test(mode):
+            return words
+    return 'not a regular file'
 
 
 def index_end(path):

@@ -91,19 +91,13 @@ CACHE_OBJECTS = 20000
 
 def cache_objects():
     """The connection cache's size in objects: OSTINATO_CACHE_OBJECTS, or
-    CACHE_OBJECTS.  Raises StoreError for a value that is not a whole
-    number of at least 1."""
-    raw = os.environ.get('OSTINATO_CACHE_OBJECTS')
-    if raw is None or not raw.strip():
-        return CACHE_OBJECTS
+    CACHE_OBJECTS (runtime/settings.py).  Raises StoreError for a bad
+    value."""
+    from .settings import SettingError, value
     try:
-        n = int(raw)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise StoreError('OSTINATO_CACHE_OBJECTS must be a whole number of objects, at least 1 '
-                         '(default %d), not %r' % (CACHE_OBJECTS, raw))
-    return n
+        return value('OSTINATO_CACHE_OBJECTS')
+    except SettingError as e:
+        raise StoreError(str(e)) from None
 
 
 def _lock_holder(path):
