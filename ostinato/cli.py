@@ -901,8 +901,8 @@ def db_pack(days, db, memory, accept_truncation):
     click.echo('packed %s: %s -> %s' % ('memory' if memory else db, report.human_size(before),
                                          report.human_size(after)))
     if local and os.path.exists(db + '.old'):
-        click.echo('the file as it was is kept as %s.old; delete it when you no longer need it'
-                   % db)
+        click.echo('the file as it was is kept as %s.old (with the old revisions the pack '
+                   'dropped, only there now); delete it when you no longer need them' % db)
 
 
 @db_group.command('verify', epilog=_examples('ostinato db verify --db diet.fs'))
