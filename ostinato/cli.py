@@ -411,13 +411,25 @@ def _operator_log(log_path, db, memory, console, world):
     from .runtime.oplog import OperatorLog
     from .runtime.terminal import isatty
     if log_path:
-        return OperatorLog(path=log_path)
+        return OperatorLog(path=log_path)       # checked before the database was opened
     if console.terminal and isatty(sys.stderr):
         from .effects.channels.chat import channels_module
         base = 'ostinato' if memory or db.startswith('zeo:') else os.path.splitext(db)[0]
-        return OperatorLog(path=base + '.log', notice=sys.stderr,
+        return OperatorLog(path=_log_file(base + '.log'), notice=sys.stderr,
                            active=lambda: channels_module(world) is not None)
     return None
+
+
+def _log_file(path):
+    """The operator's log file, checked before it is used: one line and
+    exit 2 for a symlink or what is no file, a warning for loose modes."""
+    from .runtime.oplog import check_log_file
+    from .runtime.store import StoreError
+    try:
+        check_log_file(path)
+    except StoreError as e:
+        fail(str(e))
+    return path
 
 
 # ------------------------------------------------------------------ run
@@ -445,6 +457,8 @@ def run(file, db, memory, accept_truncation, llm, model, llm_servers, llm_parall
     from .runtime.scheduler import ServiceStopped
     from .runtime.store import Store, StoreError, StoreFailed
     _source_file(file)
+    if log_path:
+        _log_file(log_path)
     terminal = sys.stdin.isatty() and sys.stdout.isatty()
     backend, servers = _check_model(llm, model, llm_servers, waits=terminal)
     channels = _telegram_channel(telegram) + _web_channel(web)
@@ -526,7 +540,7 @@ def serve(file, db, memory, worker, accept_truncation, llm, model, llm_servers, 
         _source_file(file)
     backend, servers = _check_model(llm, model, llm_servers, waits=True)
     channels = _telegram_channel(telegram) + _web_channel(web)
-    oplog = OperatorLog(path=log_path) if log_path else OperatorLog(stream=sys.stderr)
+    oplog = OperatorLog(path=_log_file(log_path)) if log_path else OperatorLog(stream=sys.stderr)
     try:
         server = Server(db, worker=worker, memory=memory, accept_truncation=accept_truncation,
                         services=[_llm_service(backend, model, llm_parallel, worker,

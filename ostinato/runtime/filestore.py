@@ -152,6 +152,8 @@ def preflight(path):
     if os.path.isdir(path):
         raise StoreError('%s is a folder, not a database file (give --db the path of '
                          'a file, e.g. %s)' % (path, os.path.join(path, 'ostinato.fs')))
+    for ext, held in COMPANIONS:
+        check_own_file(path + ext, 'a file of the database %s' % path, held)
     kind = _not_regular(path)
     if kind:
         # /dev/null reads as an empty file: ZODB would take it for a new
@@ -177,6 +179,46 @@ def preflight(path):
                                                      WHAT_TO_DO.format(path=path)))
     raise StoreError('%s is not an Ostinato database (a database file starts with %r; '
                      'this one with %s)' % (path, MAGIC.decode(), repr(head)[1:]))
+
+
+# The files beside a database, and what each holds (what moving it away
+# loses).  ZODB opens most of them for writing, following symlinks.
+COMPANIONS = (
+    ('.index', "ZODB's index, which it rebuilds from the database file"),
+    ('.index_tmp', "ZODB's index while it is saved, nothing once it is"),
+    ('.tmp', 'a commit while it is written, nothing between commits'),
+    ('.lock', "the lock's process id, nothing once that process ended"),
+    ('.commits', 'the record of the last commits: without it a cut in the database file '
+                 'made before now may go unnoticed'),
+    ('.pack', 'a pack while it runs, nothing once it ended'),
+)
+
+
+def check_own_file(path, whose, held):
+    """Refuse a symlink (not followed: the target would be overwritten with
+    the database's data, or the log's) or anything but a regular file at
+    the name of a file Ostinato writes (`whose`: which, in words), in one
+    line saying what moving it away loses (`held`: what the file holds)."""
+    import stat
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise StoreError('cannot look at %s, %s: %s' % (path, whose, e.strerror or e)) from None
+    if stat.S_ISLNK(mode):
+        try:
+            target = ' (to %s)' % os.readlink(path)
+        except OSError:
+            target = ''
+        raise StoreError('%s is a symbolic link%s: %s is never reached through a link '
+                         'Ostinato did not make (its target would be overwritten); remove the '
+                         'link -- the link holds nothing, and its target is left as it is'
+                         % (path, target, whose))
+    kind = _not_regular(path)
+    if kind:
+        raise StoreError('%s is %s, not a file (%s, which holds %s); move it away: nothing '
+                         'of it is in there' % (path, kind, whose, held))
 
 
 def _not_regular(path):
