@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
-from typing import Optional, Union
+from typing import Union
 
 Number = Union[int, float]
 
@@ -96,7 +96,7 @@ def switch(name, environ=None):
                        % (name, raw[:40]))
 
 
-def value(name, strict=True, environ=None) -> Optional[Number]:
+def value(name, strict=True, environ=None) -> Number:
     """The setting `name` from the environment, or its default when unset
     or empty.  A bad value raises SettingError (with `strict`) or gives the
     default."""
