@@ -554,3 +554,14 @@ def test_an_old_record_of_commits_is_still_read(tmp_path):
     no_traceback(r)
     assert r.returncode == EXIT_DAMAGED, r.stderr
     assert 'Lost: the last 2 transactions' in r.stderr, r.stderr
+
+
+def test_a_database_deleted_to_start_again_is_not_judged_by_its_old_record(tmp_path):
+    """rm db.fs (the record of commits left beside it): the new database
+    starts, told so, instead of being refused as the old one cut short."""
+    until_step_20(tmp_path, signal.SIGTERM, SLOW_STEPS)
+    os.unlink(tmp_path / 'db.fs')
+    r = ost('run', '--db', 'db.fs', 'steps.ost', cwd=tmp_path)
+    no_traceback(r)
+    assert r.returncode == 0 and continued(r.stdout)[0] == 0, r.stderr
+    assert 'db.fs.commits records a database deleted since' in r.stderr, r.stderr

@@ -309,6 +309,7 @@ class Commits:
         self.index_seal = None      # (size, CRC) of PATH.index as last saved
         self.first = None           # (tid, end) of the database's first transaction
         self.foreign = False        # the record is of another database than the file
+        self.applied = None         # the entries about the file, once judged (about)
         self.fd = None
         self.failed = None          # why the record can no longer be written
         self._read()
@@ -343,7 +344,16 @@ class Commits:
 
     def about(self, f):
         """The commits recorded of the database in the open file `f`; sets
-        `foreign` when the record is of another database."""
+        `foreign` when the record is of another database.  Judged once."""
+        if self.applied is None:
+            self.applied = self._about(f)
+        return self.applied
+
+    def disown(self):
+        """The record is of a database that is not this one."""
+        self.foreign, self.applied = True, []
+
+    def _about(self, f):
         first = first_transaction(f)
         if self.first is not None:
             # A file cut to less than its first transaction is still judged
@@ -411,7 +421,7 @@ class Commits:
             self.close()
             return
         self.entries = []
-        self.foreign = False
+        self.foreign, self.applied = False, None
         self.first = first
         self.index_seal = None
         self._write_head()
@@ -508,6 +518,8 @@ class CheckedFileStorage(FileStorage):
     def __init__(self, file_name, read_only=False, damage='refuse', **kw):
         self._damage = damage
         self._commits = Commits(file_name, writable=not read_only)
+        # No file: a new database, and a record beside it is of one deleted.
+        self._new = not os.path.exists(file_name)
         self.end_report = None
         self.notes = []         # what the opener should tell the operator
         try:
@@ -522,9 +534,10 @@ class CheckedFileStorage(FileStorage):
         elif self._damage == 'accept' and self.end_report is not None:
             self._commits.reset(self._inode, self._pos, self._ltid, first)
         elif self._commits.foreign:
-            self.notes.append('%s.commits records another database (its first transaction is '
-                              'not the one of %s): it is started again for this one'
-                              % (self.__name__, self.__name__))
+            self.notes.append('%s.commits records %s: it is started again for this one'
+                              % (self.__name__, 'a database deleted since' if self._new else
+                                 'another database (its first transaction is not the one '
+                                 'of %s)' % self.__name__))
             self._commits.reset(self._inode, self._pos, self._ltid, first)
         else:
             self._commits.name(first)
@@ -537,6 +550,8 @@ class CheckedFileStorage(FileStorage):
     # opened for writing, it would cut at the first bad one, wherever that is:
     # the place to look first.
     def _restore_index(self):
+        if self._new and self._commits.entries:
+            self._commits.disown()
         self._commits.about(self._file)         # of this database, or of another?
         index_ok = self._commits.index_matches(self.__name__ + '.index')
         if index_ok is False:
@@ -548,7 +563,7 @@ class CheckedFileStorage(FileStorage):
             restored = super()._restore_index()     # (index, its end, its last tid) or None
         start, ltid = (restored[1], restored[2]) if restored else (4, z64)
         report = examine_end(self._file, self.__name__, self._commits, start, ltid,
-                             use_index=index_ok is not False)
+                             use_index=index_ok is not False and not self._new)
         if report.damaged:
             self.end_report = report
             if self._damage == 'refuse':
