@@ -155,3 +155,16 @@ def test_what_is_no_file_beside_the_database_is_one_line(tmp_path):
     assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
     assert r.stderr.startswith('ostinato: p.fs.lock is a folder, not a file (a file of the '
                                'database p.fs, which holds the lock'), r.stderr
+
+
+def test_the_file_an_accepted_cut_goes_to_is_no_planted_link(tmp_path):
+    """--accept-truncation keeps the cut-off bytes in the first DB.trN that
+    does not exist; ZODB opens it following a dangling symlink."""
+    (tmp_path / 'p.ost').write_text('x = [1]\nsleep(0)\nprint(x)\n')
+    assert ost('run', '--db', 'p.fs', 'p.ost', cwd=tmp_path).returncode == 0
+    os.truncate(tmp_path / 'p.fs', os.path.getsize(tmp_path / 'p.fs') - 10)
+    os.symlink(tmp_path / 'elsewhere', tmp_path / 'p.fs.tr0')
+    r = ost('run', '--accept-truncation', '--db', 'p.fs', 'p.ost', cwd=tmp_path)
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
+    assert r.stderr.startswith('ostinato: p.fs.tr0 is a symbolic link'), r.stderr
+    assert not os.path.exists(tmp_path / 'elsewhere')

@@ -573,8 +573,17 @@ class CheckedFileStorage(FileStorage):
                 from ZODB.FileStorage.FileStorage import _truncate
                 # ZODB's own repair: the bytes after the last good transaction
                 # go to the first free PATH.trN and the file is cut there.
+                # ZODB opens the first PATH.trN that does not exist, following
+                # a dangling symlink there: none is let through.
                 n = 0
-                while os.path.exists('%s.tr%d' % (self.__name__, n)):
+                while os.path.lexists('%s.tr%d' % (self.__name__, n)):
+                    try:
+                        check_own_file('%s.tr%d' % (self.__name__, n),
+                                       'a file of the database %s' % self.__name__,
+                                       'what an accepted damage cut off its end')
+                    except StoreError:
+                        self._close_all()
+                        raise
                     n += 1
                 report.kept_in = '%s.tr%d' % (self.__name__, n)
                 _truncate(self._file, self.__name__, report.good_end)
