@@ -185,7 +185,7 @@ def preflight(path):
 # loses).  ZODB opens most of them for writing, following symlinks.
 COMPANIONS = (
     ('.index', "ZODB's index, which it rebuilds from the database file"),
-    ('.index_tmp', "ZODB's index while it is saved, nothing once it is"),
+    ('.index.index_tmp', "ZODB's index while it is saved, nothing once it is"),
     ('.tmp', 'a commit while it is written, nothing between commits'),
     ('.lock', "the lock's process id, nothing once that process ended"),
     ('.commits', 'the record of the last commits: without it a cut in the database file '
