@@ -118,7 +118,7 @@ def test_loose_modes_of_the_files_beside_the_database_are_pointed_out(tmp_path):
     assert 'can change the database p.fs (p.fs.commits is 0622)' in r.stderr, r.stderr
 
 
-@pytest.mark.parametrize('name', COMPANIONS + ['p.fs.pack', 'ops.log'])
+@pytest.mark.parametrize('name', COMPANIONS + ['p.fs.pack', 'p.fs.index.index_tmp', 'ops.log'])
 def test_a_planted_symlink_beside_the_database_is_refused_not_followed(tmp_path, name):
     """A symlink at the name of a file the database (or the log) writes
     would have the target overwritten with transaction data: refused in one
