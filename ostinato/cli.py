@@ -145,6 +145,11 @@ def main(ctx):
     this machine gives Ostinato)."""
     _quiet_storage_logs()
     _printable_output()
+    from .runtime.settings import SettingError, check_environment
+    try:
+        check_environment()
+    except SettingError as e:
+        fail(str(e))
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
         ctx.exit(0)
@@ -213,13 +218,34 @@ def _turn_limit_option(f):
     def set_limit(ctx, param, value):
         if value is not None:
             from .runtime.scheduler import Scheduler
-            Scheduler.TURN_LIMIT = value
+            Scheduler.TURN_LIMIT = _setting('OSTINATO_TURN_LIMIT', value, ctx, param)
         return value
-    return click.option('--turn-limit', type=click.FloatRange(min=0.1), default=None,
+    return click.option('--turn-limit', type=str, default=None,
                         metavar='SECONDS', expose_value=False, callback=set_limit,
                         envvar='OSTINATO_TURN_LIMIT',
                         help='how long a task may run without waiting before it gets an '
                              'Error (env OSTINATO_TURN_LIMIT)  [default: 30]')(f)
+
+
+def _setting(name, value, ctx, param):
+    """A flag's value for the setting `name`, checked as the variable's is
+    (runtime/settings.py); a bad one is one line naming the flag (or the
+    variable it came from), exit 2."""
+    from .runtime.settings import SettingError, parse
+    source = ctx.get_parameter_source(param.name)
+    flag = name if source == click.core.ParameterSource.ENVIRONMENT else param.opts[0]
+    try:
+        return parse(name, value, flag)
+    except SettingError as e:
+        fail(str(e))
+
+
+def _finite(ctx, param, value):
+    """A float flag must be a finite number: `nan` passes every range check."""
+    import math
+    if value is not None and not math.isfinite(value):
+        fail('%s must be a finite number, not %r' % (param.opts[0], value))
+    return value
 
 
 _log_option = click.option(
@@ -385,13 +411,25 @@ def _operator_log(log_path, db, memory, console, world):
     from .runtime.oplog import OperatorLog
     from .runtime.terminal import isatty
     if log_path:
-        return OperatorLog(path=log_path)
+        return OperatorLog(path=log_path)       # checked before the database was opened
     if console.terminal and isatty(sys.stderr):
         from .effects.channels.chat import channels_module
         base = 'ostinato' if memory or db.startswith('zeo:') else os.path.splitext(db)[0]
-        return OperatorLog(path=base + '.log', notice=sys.stderr,
+        return OperatorLog(path=_log_file(base + '.log'), notice=sys.stderr,
                            active=lambda: channels_module(world) is not None)
     return None
+
+
+def _log_file(path):
+    """The operator's log file, checked before it is used: one line and
+    exit 2 for a symlink or what is no file, a warning for loose modes."""
+    from .runtime.oplog import check_log_file
+    from .runtime.store import StoreError
+    try:
+        check_log_file(path)
+    except StoreError as e:
+        fail(str(e))
+    return path
 
 
 # ------------------------------------------------------------------ run
@@ -419,6 +457,8 @@ def run(file, db, memory, accept_truncation, llm, model, llm_servers, llm_parall
     from .runtime.scheduler import ServiceStopped
     from .runtime.store import Store, StoreError, StoreFailed
     _source_file(file)
+    if log_path:
+        _log_file(log_path)
     terminal = sys.stdin.isatty() and sys.stdout.isatty()
     backend, servers = _check_model(llm, model, llm_servers, waits=terminal)
     channels = _telegram_channel(telegram) + _web_channel(web)
@@ -500,7 +540,7 @@ def serve(file, db, memory, worker, accept_truncation, llm, model, llm_servers, 
         _source_file(file)
     backend, servers = _check_model(llm, model, llm_servers, waits=True)
     channels = _telegram_channel(telegram) + _web_channel(web)
-    oplog = OperatorLog(path=log_path) if log_path else OperatorLog(stream=sys.stderr)
+    oplog = OperatorLog(path=_log_file(log_path)) if log_path else OperatorLog(stream=sys.stderr)
     try:
         server = Server(db, worker=worker, memory=memory, accept_truncation=accept_truncation,
                         services=[_llm_service(backend, model, llm_parallel, worker,
@@ -808,10 +848,11 @@ def db_check(repair, db, memory, accept_truncation):
     else:
         store = _open_for_reading(db, memory)
     try:
+        damaged = _damaged_records(store, db)
         problems = invariants.check(store.world)
         for _, _, text in problems:
             click.echo(text)
-        if problems and repair:
+        if problems and repair and not damaged:
             sched = Scheduler(store.world)
             for line in store.transact(lambda: invariants.repair(
                     store.world, invariants.check(store.world), sched.make_ready)):
@@ -823,16 +864,34 @@ def db_check(repair, db, memory, accept_truncation):
         live = len(store.world.tasks)
     finally:
         store.close()
+    if damaged:
+        sys.exit(EXIT_DAMAGED)
     if not problems:
         click.echo('ok: %d live task%s, each ready, running or waiting'
                    % (live, '' if live == 1 else 's'))
     sys.exit(1 if problems else 0)
 
 
+def _damaged_records(store, db, limit=20):
+    """`db check` also reads the header of every object's current record: one
+    that is damaged is what a later load trips over.  Each problem is one
+    line on stderr; returns how many."""
+    from .runtime.filestore import WHAT_TO_DO
+    check = getattr(store.storage, 'current_record_problems', None)
+    found = check() if check is not None else []
+    for text in found[:limit]:
+        click.echo('ostinato: the database %s is damaged: %s' % (db, text), err=True)
+    if len(found) > limit:
+        click.echo('ostinato: ... and %d more' % (len(found) - limit), err=True)
+    if found:
+        click.echo('ostinato: %s' % WHAT_TO_DO.format(path=db), err=True)
+    return len(found)
+
+
 @db_group.command('pack', epilog=_examples('ostinato db pack --db diet.fs',
                                            'ostinato db pack --db diet.fs --days 7'))
-@click.option('--days', type=click.FloatRange(min=0), default=0, show_default=True, metavar='N',
-              help='keep the revisions of the last N days')
+@click.option('--days', type=click.FloatRange(min=0, max=1e6), default=0, show_default=True,
+              metavar='N', callback=_finite, help='keep the revisions of the last N days')
 @_db_options
 @_accept_option
 def db_pack(days, db, memory, accept_truncation):
@@ -864,8 +923,8 @@ def db_pack(days, db, memory, accept_truncation):
     click.echo('packed %s: %s -> %s' % ('memory' if memory else db, report.human_size(before),
                                          report.human_size(after)))
     if local and os.path.exists(db + '.old'):
-        click.echo('the file as it was is kept as %s.old; delete it when you no longer need it'
-                   % db)
+        click.echo('the file as it was is kept as %s.old (with the old revisions the pack '
+                   'dropped, only there now); delete it when you no longer need them' % db)
 
 
 @db_group.command('verify', epilog=_examples('ostinato db verify --db diet.fs'))

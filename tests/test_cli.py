@@ -346,8 +346,10 @@ def test_db_pack_says_it_kept_the_old_file(tmp_path):
     assert ost('run', 'ok.ost', cwd=tmp_path).returncode == 0
     r = ost('db', 'pack', cwd=tmp_path)
     assert r.returncode == 0
-    assert r.stdout.splitlines()[-1] == ('the file as it was is kept as db.fs.old; delete it '
-                                         'when you no longer need it'.replace(
+    # What deleting it loses is said with it (issue 29, item 3).
+    assert r.stdout.splitlines()[-1] == ('the file as it was is kept as db.fs.old (with the old '
+                                         'revisions the pack dropped, only there now); delete '
+                                         'it when you no longer need them'.replace(
                                              'db.fs', os.path.join(str(tmp_path), 'db.fs')))
     assert (tmp_path / 'db.fs.old').exists()
 

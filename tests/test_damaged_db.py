@@ -72,10 +72,10 @@ def ost(*args, cwd):
                           timeout=TIMEOUT)
 
 
-def until_step_20(folder, stop):
+def until_step_20(folder, stop, program=STEPS):
     """`ostinato run` of STEPS into folder/db.fs, stopped by signal `stop`
     once it printed step 20 (while it sleeps).  Returns the lines printed."""
-    (folder / 'steps.ost').write_text(STEPS)
+    (folder / 'steps.ost').write_text(program)
     proc = subprocess.Popen(OSTINATO + ['run', '--db', 'db.fs', 'steps.ost'], cwd=folder,
                             env=env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
@@ -466,3 +466,102 @@ def test_records_are_sealed_and_plain_zodb_still_reads_them(tmp_path):
         assert 'fails its checksum' in str(e.value)
     finally:
         store.close()
+
+
+# -- a copy keeps its protection (issue 29, item 3) ------------------------------
+
+# STEPS, each step committed on its own: a real wait between two steps.
+SLOW_STEPS = STEPS.replace('sleep(0)', 'sleep(0.05)')
+
+def cp(folder, src, dst):
+    """What `cp` of a database does: new files (new inodes) with the same
+    bytes, companions included."""
+    for ext in ('', '.index', '.commits'):
+        if os.path.exists(folder / (src + ext)):
+            shutil.copyfile(folder / (src + ext), folder / (dst + ext))
+            os.chmod(folder / (dst + ext), 0o600)
+    return folder / dst
+
+
+@pytest.mark.parametrize('back', [1, 5, 10])
+def test_a_copy_cut_short_is_refused_as_the_original_is(tmp_path, back):
+    """The record of commits is checked by what the file holds (the
+    transactions it names, where they end), not by which file it is: a
+    copy made after kill -9 and cut is refused like the original, and the
+    message suggests deleting nothing without saying what is then lost."""
+    until_step_20(tmp_path, signal.SIGKILL, SLOW_STEPS)
+    if back == 1:       # a whole copy goes on without a word
+        whole = cp(tmp_path, 'db.fs', 'whole.fs')
+        r = ost('run', '--db', whole, 'steps.ost', cwd=tmp_path)
+        assert r.returncode == 0 and r.stderr == '', r.stderr
+        assert continued(r.stdout)[0] == 21, r.stdout
+    copy = cp(tmp_path, 'db.fs', 'copy.fs')
+    txns = transactions(copy)
+    cut = txns[-back]
+    os.truncate(copy, cut[0])
+    r = ost('run', '--db', copy, 'steps.ost', cwd=tmp_path)
+    no_traceback(r)
+    assert r.returncode == EXIT_DAMAGED, (r.stdout, r.stderr)
+    what = 'the last transaction' if back == 1 else 'the last %d transactions' % back
+    assert 'Lost: %s, %s bytes' % (what, '{:,}'.format(txns[-1][1] - cut[0])) in r.stderr, \
+        r.stderr
+    assert 'delete' not in r.stderr.lower(), r.stderr
+    assert os.path.getsize(copy) == cut[0]
+
+
+def test_without_the_record_of_commits_the_index_does_not_say_delete_it(tmp_path):
+    """Where only ZODB's index witnesses the length, the message says what
+    moving the index away costs: this check, and the lost work done again."""
+    until_step_20(tmp_path, signal.SIGTERM, SLOW_STEPS)
+    db = tmp_path / 'db.fs'
+    os.unlink(str(db) + '.commits')
+    os.truncate(db, transactions(db)[-3][0])
+    r = ost('run', '--db', db, 'steps.ost', cwd=tmp_path)
+    assert r.returncode == EXIT_DAMAGED, r.stderr
+    assert 'delete' not in r.stderr.lower(), r.stderr
+    assert 'done again' in r.stderr, r.stderr
+
+
+def test_a_record_of_another_database_is_not_applied(tmp_path):
+    """DB.commits of another database (copied over, or the file replaced by
+    another database): nothing of it applies; it is said and started again."""
+    until_step_20(tmp_path, signal.SIGTERM, SLOW_STEPS)
+    (tmp_path / 'other.ost').write_text('print("other")\n')
+    r = ost('run', '--db', 'other.fs', 'other.ost', cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    shutil.copyfile(tmp_path / 'db.fs.commits', tmp_path / 'other.fs.commits')
+    r = ost('run', '--db', 'other.fs', 'other.ost', cwd=tmp_path)
+    no_traceback(r)
+    assert r.returncode == 0 and r.stdout == 'other\n', r.stderr
+    assert 'records another database' in r.stderr, r.stderr
+    r = ost('run', '--db', 'other.fs', 'other.ost', cwd=tmp_path)
+    assert r.returncode == 0 and r.stderr == '', r.stderr
+
+
+def test_an_old_record_of_commits_is_still_read(tmp_path):
+    """A DB.commits written before the record named the database's first
+    transaction (header b'OSTC'): its commits still witness the end."""
+    import struct
+    import zlib
+    until_step_20(tmp_path, signal.SIGKILL, SLOW_STEPS)
+    db = tmp_path / 'db.fs'
+    with open(str(db) + '.commits', 'r+b') as f:
+        head = b'OSTC' + struct.pack('>QI', 0, 0)
+        f.write((head + struct.pack('>I', zlib.crc32(head))).ljust(40, b'\0'))
+    txns = transactions(db)
+    os.truncate(db, txns[-2][0])
+    r = ost('run', '--db', db, 'steps.ost', cwd=tmp_path)
+    no_traceback(r)
+    assert r.returncode == EXIT_DAMAGED, r.stderr
+    assert 'Lost: the last 2 transactions' in r.stderr, r.stderr
+
+
+def test_a_database_deleted_to_start_again_is_not_judged_by_its_old_record(tmp_path):
+    """rm db.fs (the record of commits left beside it): the new database
+    starts, told so, instead of being refused as the old one cut short."""
+    until_step_20(tmp_path, signal.SIGTERM, SLOW_STEPS)
+    os.unlink(tmp_path / 'db.fs')
+    r = ost('run', '--db', 'db.fs', 'steps.ost', cwd=tmp_path)
+    no_traceback(r)
+    assert r.returncode == 0 and continued(r.stdout)[0] == 0, r.stderr
+    assert 'db.fs.commits records a database deleted since' in r.stderr, r.stderr

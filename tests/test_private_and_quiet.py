@@ -85,3 +85,86 @@ def test_a_database_others_can_read_is_pointed_out(tmp_path):
     os.chmod(tmp_path / 'old.fs', 0o600)
     r = ost('run', '--db', 'old.fs', 'p.ost', cwd=tmp_path)
     assert 'warning' not in r.stderr
+
+
+# -- the files beside the database (issue 29, item 7) ----------------------------
+
+COMPANIONS = ['p.fs.tmp', 'p.fs.lock', 'p.fs.commits', 'p.fs.index']
+
+
+def test_loose_modes_of_the_files_beside_the_database_are_pointed_out(tmp_path):
+    """The .tmp (a commit while it is written), .lock, .commits and .index,
+    and the --log file, get the warning the .fs gets."""
+    (tmp_path / 'p.ost').write_text('print(1)\n')
+    assert ost('run', '--db', 'p.fs', '--log', 'ops.log', 'p.ost', cwd=tmp_path).returncode == 0
+    (tmp_path / 'ops.log').write_text('')
+    for name in COMPANIONS + ['ops.log']:
+        os.chmod(tmp_path / name, 0o644)
+    r = ost('run', '--db', 'p.fs', '--log', 'ops.log', 'p.ost', cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.splitlines()
+    assert len(lines) == 2, r.stderr
+    assert lines[0].startswith("ostinato: warning: other users of this machine can read the "
+                               "operator's log ops.log (ops.log is 0644)"), r.stderr
+    assert lines[1].startswith('ostinato: warning: other users of this machine can read the '
+                               'database p.fs (p.fs.index is 0644, p.fs.tmp is 0644, p.fs.lock '
+                               'is 0644, p.fs.commits is 0644)'), r.stderr
+    for name in COMPANIONS + ['ops.log']:
+        if name != 'p.fs.index':        # ZODB writes a new index at every clean close
+            assert oct(mode(tmp_path / name)) == oct(0o644), name   # the owner decides
+        os.chmod(tmp_path / name, 0o600)
+    os.chmod(tmp_path / 'p.fs.commits', 0o622)             # others may change it
+    r = ost('run', '--db', 'p.fs', 'p.ost', cwd=tmp_path)
+    assert 'can change the database p.fs (p.fs.commits is 0622)' in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize('name', COMPANIONS + ['p.fs.pack', 'p.fs.index.index_tmp', 'ops.log'])
+def test_a_planted_symlink_beside_the_database_is_refused_not_followed(tmp_path, name):
+    """A symlink at the name of a file the database (or the log) writes
+    would have the target overwritten with transaction data: refused in one
+    line, the target untouched (as PostgreSQL refuses to follow links in a
+    data directory it did not make)."""
+    (tmp_path / 'p.ost').write_text('print(1)\n')
+    assert ost('run', '--db', 'p.fs', 'p.ost', cwd=tmp_path).returncode == 0
+    target = tmp_path / 'precious.txt'
+    target.write_text('keep me\n')
+    if os.path.lexists(tmp_path / name):
+        os.unlink(tmp_path / name)
+    os.symlink(target, tmp_path / name)
+    commands = [['run', '--db', 'p.fs', '--log', 'ops.log', 'p.ost']]
+    if name != 'ops.log':
+        commands += [['tasks', '--db', 'p.fs'], ['db', 'pack', '--db', 'p.fs'],
+                     ['db', 'verify', '--db', 'p.fs']]
+    for cmd in commands:
+        r = ost(*cmd, cwd=tmp_path)
+        assert r.returncode == 2 and 'Traceback' not in r.stderr, (cmd, r.stderr)
+        assert len(r.stderr.splitlines()) == 1, (cmd, r.stderr)
+        assert r.stderr.startswith('ostinato: %s is a symbolic link (to %s): ' % (name, target)), \
+            (cmd, r.stderr)
+        assert 'remove the link -- the link holds nothing' in r.stderr, r.stderr
+    assert target.read_text() == 'keep me\n'
+    assert os.path.islink(tmp_path / name)
+
+
+def test_what_is_no_file_beside_the_database_is_one_line(tmp_path):
+    (tmp_path / 'p.ost').write_text('print(1)\n')
+    assert ost('run', '--db', 'p.fs', 'p.ost', cwd=tmp_path).returncode == 0
+    os.unlink(tmp_path / 'p.fs.lock')
+    os.mkdir(tmp_path / 'p.fs.lock')
+    r = ost('run', '--db', 'p.fs', 'p.ost', cwd=tmp_path)
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
+    assert r.stderr.startswith('ostinato: p.fs.lock is a folder, not a file (a file of the '
+                               'database p.fs, which holds the lock'), r.stderr
+
+
+def test_the_file_an_accepted_cut_goes_to_is_no_planted_link(tmp_path):
+    """--accept-truncation keeps the cut-off bytes in the first DB.trN that
+    does not exist; ZODB opens it following a dangling symlink."""
+    (tmp_path / 'p.ost').write_text('x = [1]\nsleep(0)\nprint(x)\n')
+    assert ost('run', '--db', 'p.fs', 'p.ost', cwd=tmp_path).returncode == 0
+    os.truncate(tmp_path / 'p.fs', os.path.getsize(tmp_path / 'p.fs') - 10)
+    os.symlink(tmp_path / 'elsewhere', tmp_path / 'p.fs.tr0')
+    r = ost('run', '--accept-truncation', '--db', 'p.fs', 'p.ost', cwd=tmp_path)
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1, r.stderr
+    assert r.stderr.startswith('ostinato: p.fs.tr0 is a symbolic link'), r.stderr
+    assert not os.path.exists(tmp_path / 'elsewhere')

@@ -94,6 +94,14 @@ def when(tid):
         '%Y-%m-%d %H:%M:%S UTC')
 
 
+def _tid_text(tid):
+    """A transaction id in words, even a damaged one."""
+    try:
+        return 'of %s' % when(tid)
+    except Exception:
+        return tid.hex()
+
+
 def plural(n, word):
     return '%s %s%s' % ('{:,}'.format(n), word, '' if n == 1 else 's')
 
@@ -144,6 +152,14 @@ def preflight(path):
     if os.path.isdir(path):
         raise StoreError('%s is a folder, not a database file (give --db the path of '
                          'a file, e.g. %s)' % (path, os.path.join(path, 'ostinato.fs')))
+    for ext, held in COMPANIONS:
+        check_own_file(path + ext, 'a file of the database %s' % path, held)
+    kind = _not_regular(path)
+    if kind:
+        # /dev/null reads as an empty file: ZODB would take it for a new
+        # database and make DEV.commits, .index, .lock and .tmp beside it.
+        raise StoreError('%s is %s, not a database file (give --db the path of a regular '
+                         'file)' % (path, kind))
     try:
         with open(path, 'rb') as f:
             head = f.read(4)
@@ -163,6 +179,64 @@ def preflight(path):
                                                      WHAT_TO_DO.format(path=path)))
     raise StoreError('%s is not an Ostinato database (a database file starts with %r; '
                      'this one with %s)' % (path, MAGIC.decode(), repr(head)[1:]))
+
+
+# The files beside a database, and what each holds (what moving it away
+# loses).  ZODB opens most of them for writing, following symlinks.
+COMPANIONS = (
+    ('.index', "ZODB's index, which it rebuilds from the database file"),
+    ('.index.index_tmp', "ZODB's index while it is saved, nothing once it is"),
+    ('.tmp', 'a commit while it is written, nothing between commits'),
+    ('.lock', "the lock's process id, nothing once that process ended"),
+    ('.commits', 'the record of the last commits: without it a cut in the database file '
+                 'made before now may go unnoticed'),
+    ('.pack', 'a pack while it runs, nothing once it ended'),
+)
+
+
+def check_own_file(path, whose, held):
+    """Refuse a symlink (not followed: the target would be overwritten with
+    the database's data, or the log's) or anything but a regular file at
+    the name of a file Ostinato writes (`whose`: which, in words), in one
+    line saying what moving it away loses (`held`: what the file holds)."""
+    import stat
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise StoreError('cannot look at %s, %s: %s' % (path, whose, e.strerror or e)) from None
+    if stat.S_ISLNK(mode):
+        try:
+            target = ' (to %s)' % os.readlink(path)
+        except OSError:
+            target = ''
+        raise StoreError('%s is a symbolic link%s: %s is never reached through a link '
+                         'Ostinato did not make (its target would be overwritten); remove the '
+                         'link -- the link holds nothing, and its target is left as it is'
+                         % (path, target, whose))
+    kind = _not_regular(path)
+    if kind:
+        raise StoreError('%s is %s, not a file (%s, which holds %s); move it away: nothing '
+                         'of it is in there' % (path, kind, whose, held))
+
+
+def _not_regular(path):
+    """What the existing `path` is when it is no regular file (following
+    symlinks), in words; None for a regular file or nothing."""
+    import stat
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    for test, words in ((stat.S_ISCHR, 'a character device'), (stat.S_ISBLK, 'a block device'),
+                        (stat.S_ISFIFO, 'a FIFO'), (stat.S_ISSOCK, 'a socket'),
+                        (stat.S_ISDIR, 'a folder')):
+        if test(mode):
+            return words
+    return 'not a regular file'
 
 
 def index_end(path):
@@ -198,35 +272,51 @@ def file_crc(path):
 
 
 class Commits:
-    """PATH.commits: where each of the last RING commits ended, and which
-    index file ZODB saved last.
+    """PATH.commits: where each of the last RING commits ended, which
+    database they are of, and which index file ZODB saved last.
 
-    After a header (the size and CRC-32 of PATH.index as ZODB last saved
-    it), a ring of fixed slots (sequence number, the file's inode, end
-    offset, transaction id, CRC-32), one pwrite per commit after ZODB's
-    fsync; a slot torn by a crash fails its CRC and is ignored.  The inode
-    ties a record to one file: `db pack` writes a new file, and a copy
-    elsewhere is another file.  The index is ZODB's cache of where every
-    object is: a damaged one sends reads to the wrong records while the file
-    is fine, so one that is not the one saved last is not used (ZODB
-    rebuilds it from the file)."""
+    A header names the database by its first transaction (id and end: `db
+    pack` starts a new one) and seals PATH.index as ZODB last saved it (size
+    and CRC-32); then a ring of fixed slots (sequence number, the file's
+    inode, end offset, transaction id, CRC-32), one pwrite per commit after
+    ZODB's fsync; a slot torn by a crash fails its CRC and is ignored.
+
+    The record applies to a file by what the file holds, not by which file
+    it is: a copy (`cp`, a backup restored) holds the same first transaction,
+    so it keeps the protection -- cut short, it is refused as the original
+    would be.  A file whose first transaction is another is another
+    database: the record is not applied to it, and starts again.  A record
+    written before the header named the database (b'OSTC') applies to the
+    file of the inode in its slots, or to a file that holds one of the
+    transactions it records where it records it.  (The inode is still
+    written, so an older Ostinato reads the record as before.)
+
+    The index is ZODB's cache of where every object is: a damaged one sends
+    reads to the wrong records while the file is fine, so one that is not
+    the one saved last is not used (ZODB rebuilds it from the file)."""
 
     SLOT = struct.Struct('>QQQ8sI4x')
-    HEAD = struct.Struct('>4sQII')      # b'OSTC', index size, index CRC, CRC of these
-    HEAD_MAGIC = b'OSTC'
+    # b'OSTD', index size, index CRC, first transaction's id and end, CRC of these
+    HEAD = struct.Struct('>4sQI8sQI')
+    HEAD_MAGIC = b'OSTD'
+    OLD_HEAD = struct.Struct('>4sQII')  # b'OSTC', index size, index CRC, CRC of these
+    OLD_HEAD_MAGIC = b'OSTC'
     RING = 1024
 
     def __init__(self, path, writable):
         self.path = path + '.commits'
         self.entries = []           # (seq, ino, end, tid), oldest first
         self.index_seal = None      # (size, CRC) of PATH.index as last saved
+        self.first = None           # (tid, end) of the database's first transaction
+        self.foreign = False        # the record is of another database than the file
+        self.applied = None         # the entries about the file, once judged (about)
         self.fd = None
         self.failed = None          # why the record can no longer be written
         self._read()
         self.seq = self.entries[-1][0] if self.entries else 0
         if writable:
             try:
-                self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+                self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o600)
             except OSError as e:
                 self.failed = e.strerror or str(e)
 
@@ -237,9 +327,14 @@ class Commits:
                 data = f.read(size * (self.RING + 1))
         except OSError:
             return
-        if len(data) >= self.HEAD.size:
-            magic, isize, icrc, crc = self.HEAD.unpack_from(data)
-            if magic == self.HEAD_MAGIC and crc == zlib.crc32(data[:self.HEAD.size - 4]):
+        if len(data) >= self.HEAD.size and data[:4] == self.HEAD_MAGIC:
+            magic, isize, icrc, ftid, fend, crc = self.HEAD.unpack_from(data)
+            if crc == zlib.crc32(data[:self.HEAD.size - 4]):
+                self.index_seal = (isize, icrc) if isize else None
+                self.first = (ftid, fend) if fend else None
+        elif len(data) >= self.OLD_HEAD.size and data[:4] == self.OLD_HEAD_MAGIC:
+            magic, isize, icrc, crc = self.OLD_HEAD.unpack_from(data)
+            if crc == zlib.crc32(data[:self.OLD_HEAD.size - 4]):
                 self.index_seal = (isize, icrc)
         for at in range(size, len(data) - size + 1, size):
             seq, ino, end, tid, crc = self.SLOT.unpack_from(data, at)
@@ -247,12 +342,36 @@ class Commits:
                 self.entries.append((seq, ino, end, tid))
         self.entries.sort()
 
-    def of_file(self, ino):
-        return [e for e in self.entries if e[1] == ino]
+    def about(self, f):
+        """The commits recorded of the database in the open file `f`; sets
+        `foreign` when the record is of another database.  Judged once."""
+        if self.applied is None:
+            self.applied = self._about(f)
+        return self.applied
+
+    def disown(self):
+        """The record is of a database that is not this one."""
+        self.foreign, self.applied = True, []
+
+    def _about(self, f):
+        first = first_transaction(f)
+        if self.first is not None:
+            # A file cut to less than its first transaction is still judged
+            # by the record: all of it was lost.
+            self.foreign = first is not None and first != self.first
+            return [] if self.foreign else list(self.entries)
+        ino = os.fstat(f.fileno()).st_ino
+        mine = [e for e in self.entries if e[1] == ino]
+        if mine:
+            return mine
+        if any(_committed_tid_ending_at(f, e[2]) == e[3] for e in self.entries):
+            return list(self.entries)
+        self.foreign = bool(self.entries)
+        return []
 
     def index_matches(self, index_path):
         """Whether PATH.index is the one ZODB saved last (None: not known)."""
-        if self.index_seal is None or not os.path.exists(index_path):
+        if self.index_seal is None or self.foreign or not os.path.exists(index_path):
             return None
         return file_crc(index_path) == self.index_seal
 
@@ -273,16 +392,26 @@ class Commits:
         slot = self.SLOT.pack(self.seq, ino, end, tid, zlib.crc32(body))
         self._write(slot, (1 + self.seq % self.RING) * self.SLOT.size)
 
-    def seal_index(self, index_path):
-        found = file_crc(index_path)
-        self.index_seal = found
-        size, crc = found if found else (0, 0)
-        head = self.HEAD_MAGIC + struct.pack('>QI', size, crc)
+    def _write_head(self):
+        size, crc = self.index_seal or (0, 0)
+        tid, end = self.first or (z64, 0)
+        head = self.HEAD.pack(self.HEAD_MAGIC, size, crc, tid, end, 0)[:self.HEAD.size - 4]
         self._write(head + struct.pack('>I', zlib.crc32(head)), 0)
 
-    def reset(self, ino, end, tid):
-        """Forget every slot: the file was rewritten (packed) or its damaged
-        end accepted; the record starts again at its new end."""
+    def name(self, first):
+        """The database's first transaction (tid, end), once it has one."""
+        if first is not None and first != self.first:
+            self.first = first
+            self._write_head()
+
+    def seal_index(self, index_path):
+        self.index_seal = file_crc(index_path)
+        self._write_head()
+
+    def reset(self, ino, end, tid, first=None):
+        """Forget every slot: the file was rewritten (packed), its damaged
+        end accepted, or the record was of another database; the record
+        starts again at its new end."""
         if self.fd is None:
             return
         try:
@@ -292,12 +421,36 @@ class Commits:
             self.close()
             return
         self.entries = []
+        self.foreign, self.applied = False, None
+        self.first = first
+        self.index_seal = None
+        self._write_head()
         self.note(ino, end, tid)
 
     def close(self):
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
+
+
+# O_NOFOLLOW where the system has it: a companion file is never reached
+# through a symlink (runtime/store.py refuses one before the open).
+_NOFOLLOW = getattr(os, 'O_NOFOLLOW', 0)
+
+
+def first_transaction(f):
+    """(id, end) of the first transaction of the FileStorage file `f` when it
+    is whole and committed, else None.  Read with pread: the file's position
+    is ZODB's."""
+    fd = f.fileno()
+    h = os.pread(fd, TRANS_HDR_LEN, 4)
+    if len(h) < TRANS_HDR_LEN:
+        return None
+    end = 4 + int.from_bytes(h[8:16], 'big') + 8
+    tail = os.pread(fd, 8, end - 8)
+    if h[STATUS_AT:STATUS_AT + 1] not in (b' ', b'p', b'u') or tail != h[8:16]:
+        return None
+    return h[:8], end
 
 
 # -- the end of the file ------------------------------------------------------
@@ -365,6 +518,8 @@ class CheckedFileStorage(FileStorage):
     def __init__(self, file_name, read_only=False, damage='refuse', **kw):
         self._damage = damage
         self._commits = Commits(file_name, writable=not read_only)
+        # No file: a new database, and a record beside it is of one deleted.
+        self._new = not os.path.exists(file_name)
         self.end_report = None
         self.notes = []         # what the opener should tell the operator
         try:
@@ -373,10 +528,20 @@ class CheckedFileStorage(FileStorage):
             self._close_all()
             raise
         self._inode = os.fstat(self._file.fileno()).st_ino
-        if self._damage == 'accept' and self.end_report is not None:
-            self._commits.reset(self._inode, self._pos, self._ltid)
-        elif not read_only:
-            ring = self._commits.of_file(self._inode)
+        first = first_transaction(self._file)
+        if read_only:
+            pass
+        elif self._damage == 'accept' and self.end_report is not None:
+            self._commits.reset(self._inode, self._pos, self._ltid, first)
+        elif self._commits.foreign:
+            self.notes.append('%s.commits records %s: it is started again for this one'
+                              % (self.__name__, 'a database deleted since' if self._new else
+                                 'another database (its first transaction is not the one '
+                                 'of %s)' % self.__name__))
+            self._commits.reset(self._inode, self._pos, self._ltid, first)
+        else:
+            self._commits.name(first)
+            ring = self._commits.entries
             if not ring or ring[-1][2] != self._pos:
                 self._commits.note(self._inode, self._pos, self._ltid)
 
@@ -385,6 +550,9 @@ class CheckedFileStorage(FileStorage):
     # opened for writing, it would cut at the first bad one, wherever that is:
     # the place to look first.
     def _restore_index(self):
+        if self._new and self._commits.entries:
+            self._commits.disown()
+        self._commits.about(self._file)         # of this database, or of another?
         index_ok = self._commits.index_matches(self.__name__ + '.index')
         if index_ok is False:
             self.notes.append('the index %s.index is not the one saved last (it is damaged, '
@@ -395,7 +563,7 @@ class CheckedFileStorage(FileStorage):
             restored = super()._restore_index()     # (index, its end, its last tid) or None
         start, ltid = (restored[1], restored[2]) if restored else (4, z64)
         report = examine_end(self._file, self.__name__, self._commits, start, ltid,
-                             use_index=index_ok is not False)
+                             use_index=index_ok is not False and not self._new)
         if report.damaged:
             self.end_report = report
             if self._damage == 'refuse':
@@ -405,8 +573,17 @@ class CheckedFileStorage(FileStorage):
                 from ZODB.FileStorage.FileStorage import _truncate
                 # ZODB's own repair: the bytes after the last good transaction
                 # go to the first free PATH.trN and the file is cut there.
+                # ZODB opens the first PATH.trN that does not exist, following
+                # a dangling symlink there: none is let through.
                 n = 0
-                while os.path.exists('%s.tr%d' % (self.__name__, n)):
+                while os.path.lexists('%s.tr%d' % (self.__name__, n)):
+                    try:
+                        check_own_file('%s.tr%d' % (self.__name__, n),
+                                       'a file of the database %s' % self.__name__,
+                                       'what an accepted damage cut off its end')
+                    except StoreError:
+                        self._close_all()
+                        raise
                     n += 1
                 report.kept_in = '%s.tr%d' % (self.__name__, n)
                 _truncate(self._file, self.__name__, report.good_end)
@@ -427,6 +604,42 @@ class CheckedFileStorage(FileStorage):
         if getattr(self, '_lock_file', None) is not None:
             self._lock_file.close()
         self._commits.close()
+
+    # A data record's header names its transaction (its serial), and ZODB
+    # believes it: one flipped bit there and a load returns an older
+    # revision (the serial looks newer than the database), and every later
+    # commit of the object conflicts -- an endless retry, at every start.
+    # So every header read is checked against the transaction it is in.
+    def _read_data_header(self, pos, oid=None, _file=None):
+        h = super()._read_data_header(pos, oid, _file)
+        f = self._file if _file is None else _file
+        after = f.tell()
+        f.seek(h.tloc)
+        tid = f.read(8)
+        f.seek(after)
+        if tid != h.tid:
+            from ZODB.utils import oid_repr
+            raise DamagedRecord(oid_repr(h.oid), 'record at offset {:,}'.format(pos),
+                                'names another transaction (%s) than the one it is in (%s, '
+                                'at offset {:,})'.format(h.tloc) % (_tid_text(h.tid),
+                                                                    _tid_text(tid)))
+        return h
+
+    def current_record_problems(self):
+        """What is wrong with the header of each object's current record (a
+        quick check, for `db check`: `verify` reads every record)."""
+        problems = []
+        with self._files.get() as f:
+            for oid, pos in list(self._index.items()):
+                try:
+                    self._read_data_header(pos, oid, f)
+                except DamagedRecord as e:
+                    problems.append(str(e))
+                except (CorruptedError, struct.error, ValueError, OverflowError) as e:
+                    from ZODB.utils import oid_repr
+                    problems.append('object %s (record at offset {:,}) cannot be read: %s'.format(
+                        pos) % (oid_repr(oid), ' '.join(str(e).split())[:200]))
+        return problems
 
     # Records are sealed as they are written and checked as they are read.
     def store(self, oid, oldserial, data, version, transaction):
@@ -474,12 +687,15 @@ class CheckedFileStorage(FileStorage):
     def _finish(self, tid, u, d, e):
         super()._finish(tid, u, d, e)
         self._commits.note(self._inode, self._pos, tid)
+        if self._commits.first is None:         # the first commit of a new database
+            self._commits.name(first_transaction(self._file))
 
     def pack(self, t, referencesf, gc=None):
         result = super().pack(t, referencesf, gc)
         with self._lock:
             self._inode = os.fstat(self._file.fileno()).st_ino
-            self._commits.reset(self._inode, self._pos, self._ltid)
+            self._commits.reset(self._inode, self._pos, self._ltid,
+                                first_transaction(self._file))
         return result
 
     def close(self):
@@ -543,7 +759,7 @@ def examine_end(f, path, commits, start=4, ltid=z64, use_index=True):
     # file already, even while another process writes.
     f.seek(0, 2)
     size = f.tell()
-    ring = commits.of_file(os.fstat(f.fileno()).st_ino)
+    ring = commits.about(f)
     # ZODB's index witnesses the length only where the record of commits
     # cannot: it is older, and unchecked.
     iend = index_end(path) if use_index and not ring else None
@@ -602,8 +818,10 @@ def _compare(f, report, ring, iend):
                 % (when(tid), report.path, '{:,}'.format(end)))
     if iend is not None and iend > max(known_end, report.good_end):
         known_end = iend
-        witness = (' (so says its index %s.index, saved then; if the index is what is '
-                   'damaged, delete it: ZODB rebuilds it)' % report.path)
+        witness = (' (so says its index %s.index, saved then. Only if you know the index '
+                   'is the wrong one -- an older copy -- move it away: ZODB rebuilds it from '
+                   'the file, and then nothing tells that transactions were lost: the work '
+                   'they did is done again)' % report.path)
     if known_end > max(report.size, report.good_end):
         # Bytes are missing at the end, not only unreadable.
         report.lost_bytes = known_end - report.good_end

@@ -13,13 +13,16 @@ needs (the scheduler provides them); it never imports the scheduler.
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat as stat_module
 from typing import Any, Protocol, TextIO
 
 from ..compiler.code import BYTECODE_VERSION, COMPILER_VERSION
 from ..compiler.compiler import compile_module
-from ..syntax import OstSyntaxError, parse
+from ..syntax import OstSyntaxError, decode_source, parse
+from ..vm.limits import MAX_STRING
 from ..vm.values import Frame, OModule, OstError
 
 
@@ -78,9 +81,28 @@ def compile_source(source, path, module_name, world):
 
 
 def read_source(path):
-    with open(path, 'rb') as f:
-        data = f.read()
-    return data.decode('utf-8').replace('\r\n', '\n')
+    """The text of the module file at `path` (see read_source_bytes); text
+    that is not UTF-8 raises the OstSyntaxError it is (file:line:col)."""
+    return decode_source(read_source_bytes(path), os.path.basename(path)).replace('\r\n', '\n')
+
+
+def read_source_bytes(path):
+    """The bytes of the module file at `path`.  What a start reads may have
+    changed while nothing ran: what is not a regular file (a FIFO would
+    block the start for ever, a device never end) or is larger than any
+    source raises OSError, as a missing file does."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, 'O_NONBLOCK', 0))
+    with os.fdopen(fd, 'rb') as f:
+        if not stat_module.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, 'not a regular file', path)
+        data = f.read(MAX_SOURCE + 1)
+    if len(data) > MAX_SOURCE:
+        raise OSError(errno.EFBIG, 'larger than %s bytes' % '{:,}'.format(MAX_SOURCE), path)
+    return data
+
+
+# A module's source is at most one string's worth of bytes.
+MAX_SOURCE = MAX_STRING
 
 
 def stamp(path):
@@ -129,10 +151,10 @@ class Modules:
         w = self.rt.world
         m = w.modules.get(name)
         if m is not None:
-            source = self.source_changed(m)
-            if source is None:
-                return m
             try:
+                source = self.source_changed(m)
+                if source is None:
+                    return m
                 t = self.upgrade(m, source)
             except OstSyntaxError as e:
                 raise syntax_error_at_import(e) from None
@@ -211,10 +233,13 @@ class Modules:
             st = os.stat(m.path)
             if (st.st_mtime_ns, st.st_size) == m.stamp:
                 return None
-            source = read_source(m.path)
+            data = read_source_bytes(m.path)
         except OSError:
             return None
+        # Noted before the text is decoded: a file that is not UTF-8 is
+        # reported once, as any syntax error of an upgrade is.
         m.stamp = (st.st_mtime_ns, st.st_size)
+        source = decode_source(data, os.path.basename(m.path)).replace('\r\n', '\n')
         return source if source != m.source else None
 
     def upgrade(self, m, source):
@@ -234,10 +259,10 @@ class Modules:
             m = w.modules[name]
             if m is skip:
                 continue
-            source = self.source_changed(m)
-            if source is None:
-                continue
             try:
+                source = self.source_changed(m)
+                if source is None:
+                    continue
                 tasks.append(self.upgrade(m, source))
             except OstSyntaxError as e:
                 self.rt.err.write(e.format() + '\n')

@@ -14,9 +14,22 @@ in the language's own form (it ends the run with exit status 70).
 """
 from __future__ import annotations
 
+import os
 import time
 
 from .terminal import colour_on, style
+
+HOLDS = 'the reports of failed dialogues, with what their users said'
+
+
+def check_log_file(path, err=None):
+    """Before a run: refuse a symlink or anything but a regular file at the
+    log's path (one line, StoreError), and warn when others may read or
+    change an existing log, as for the database's files."""
+    from .filestore import check_own_file
+    from .store import warn_if_readable
+    check_own_file(path, "the operator's log", HOLDS)
+    warn_if_readable(path, err, what="operator's log", holds=HOLDS, companions=False)
 
 
 class OperatorLog:
@@ -35,7 +48,11 @@ class OperatorLog:
     @property
     def stream(self):
         if self._stream is None:
-            self._stream = open(self.path, 'a', encoding='utf-8')
+            # Private, and never through a symlink (check_log_file refused
+            # one at start; this closes the gap until the first report).
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT
+                         | getattr(os, 'O_NOFOLLOW', 0), 0o600)
+            self._stream = os.fdopen(fd, 'a', encoding='utf-8')
         return self._stream
 
     def _taking(self):

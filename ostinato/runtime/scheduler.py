@@ -28,7 +28,7 @@ from ..vm.blocks import UnrunnableCode
 from ..vm.interp import VM, where_of
 from ..vm.printing import to_str
 from ..vm.values import OModule, Task
-from . import watches
+from . import settings, watches
 from .modules import Modules
 from .store import StoreFailed, TooDeep
 from .txn import Transactions
@@ -138,11 +138,13 @@ class Scheduler:
     # The operator's limits on one turn (DESIGN.md §9): a turn that runs this
     # long without waiting, recurses this deep or writes this much gets a
     # catchable Error where it is; one that goes on as long again is parked.
-    TURN_LIMIT = float(os.environ.get('OSTINATO_TURN_LIMIT') or 30.0)
-    MAX_DEPTH = int(os.environ.get('OSTINATO_MAX_DEPTH') or 50000)
+    # (A bad value in the environment is refused by the command line before
+    # anything runs: runtime/settings.py.)
+    TURN_LIMIT = settings.value('OSTINATO_TURN_LIMIT', strict=False)
+    MAX_DEPTH = settings.value('OSTINATO_MAX_DEPTH', strict=False)
     MAX_TURN_WRITE = 64 << 20       # bytes one turn may add to the database
     # Crashes of the process in one task's turn before the task is parked.
-    MAX_CRASHES = int(os.environ.get('OSTINATO_MAX_CRASHES') or 3)
+    MAX_CRASHES = settings.value('OSTINATO_MAX_CRASHES', strict=False)
 
     def __init__(self, world=None, out=None, err=None, ticks=None):
         self.world = world if world is not None else World()

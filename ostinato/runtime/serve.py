@@ -71,7 +71,8 @@ def _private_folder(path):
     import stat
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
         raise StoreError('%s is not a folder of this user: serve puts its socket there, so '
-                         'remove it (or serve a database in another folder)' % path)
+                         'remove it (serve makes it again; it holds nothing of the database) '
+                         'or serve a database in another folder' % path)
     if stat.S_IMODE(st.st_mode) != 0o700:
         os.chmod(path, 0o700)
 

@@ -91,19 +91,13 @@ CACHE_OBJECTS = 20000
 
 def cache_objects():
     """The connection cache's size in objects: OSTINATO_CACHE_OBJECTS, or
-    CACHE_OBJECTS.  Raises StoreError for a value that is not a whole
-    number of at least 1."""
-    raw = os.environ.get('OSTINATO_CACHE_OBJECTS')
-    if raw is None or not raw.strip():
-        return CACHE_OBJECTS
+    CACHE_OBJECTS (runtime/settings.py).  Raises StoreError for a bad
+    value."""
+    from .settings import SettingError, value
     try:
-        n = int(raw)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise StoreError('OSTINATO_CACHE_OBJECTS must be a whole number of objects, at least 1 '
-                         '(default %d), not %r' % (CACHE_OBJECTS, raw))
-    return n
+        return value('OSTINATO_CACHE_OBJECTS')
+    except SettingError as e:
+        raise StoreError(str(e)) from None
 
 
 def _lock_holder(path):
@@ -133,28 +127,33 @@ def private_files():
     os.umask(os.umask(0o077) | 0o077)
 
 
-def warn_if_readable(path, err=None):
-    """Say so when an existing database can be read by other users of the
-    machine (made before its files were private, or copied): they could
-    read every chat in it.  Its files are left as they are: the owner
-    decides."""
+def warn_if_readable(path, err=None, what='database', holds='every chat', companions=True):
+    """Say so when an existing database -- the file or any file beside it
+    that it writes (runtime/filestore.py COMPANIONS) -- can be read or
+    changed by other users of the machine (made before its files were
+    private, or copied): they could read every chat in it.  Its files are
+    left as they are: the owner decides."""
     import stat
     import sys
+    from .filestore import COMPANIONS
     open_to_others = []
-    for name in (path, path + '.index'):
+    names = [path] + ([path + ext for ext, _ in COMPANIONS] + [path + '.old']
+                      if companions else [])
+    for name in names:
         try:
-            mode = os.stat(name).st_mode
+            mode = os.lstat(name).st_mode
         except OSError:
             continue
-        if stat.S_ISREG(mode) and mode & 0o044:
+        if stat.S_ISREG(mode) and mode & 0o066:
             open_to_others.append((name, stat.S_IMODE(mode)))
     if open_to_others:
+        verb = 'read' if any(m & 0o044 for _, m in open_to_others) else 'change'
         (err or sys.stderr).write(
-            'ostinato: warning: other users of this machine can read the database %s (%s); '
-            'it holds every chat: make it private with  chmod 600 %s\n'
-            % (path, ', '.join('%s is %04o' % (os.path.basename(n), m)
-                               for n, m in open_to_others),
-               ' '.join(_quoted(n) for n, _ in open_to_others)))
+            'ostinato: warning: other users of this machine can %s the %s %s (%s); '
+            'it holds %s: make it private with  chmod 600 %s\n'
+            % (verb, what, path, ', '.join('%s is %04o' % (os.path.basename(n), m)
+                                           for n, m in open_to_others),
+               holds, ' '.join(_quoted(n) for n, _ in open_to_others)))
 
 
 def _quoted(path):

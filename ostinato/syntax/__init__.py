@@ -4,6 +4,6 @@
 nothing else of Lark or of the scanner leaves this package (DESIGN.md §1).
 """
 from .errors import OstSyntaxError
-from .parser import parse
+from .parser import decode_source, parse
 
-__all__ = ['parse', 'OstSyntaxError']
+__all__ = ['parse', 'decode_source', 'OstSyntaxError']

@@ -97,7 +97,7 @@ def parse(source: Union[str, bytes], filename: str) -> ast.Module:
     """The AST of a whole source file; `filename` is what errors show.
     `source` is text, or the file's bytes (UTF-8, docs/language.md §2)."""
     if isinstance(source, (bytes, bytearray)):
-        source = _decode(bytes(source), filename)
+        source = decode_source(bytes(source), filename)
     text = source.replace('\r\n', '\n')
     if text.startswith('\ufeff'):
         text = text[1:]
@@ -176,7 +176,9 @@ def _check_nesting(module: ast.Module) -> None:
         stack.extend((child, depth + 1) for child in _node_children(node))
 
 
-def _decode(data: bytes, filename: str) -> str:
+def decode_source(data: bytes, filename: str) -> str:
+    """Source bytes as text; bytes that are not UTF-8 are a syntax error at
+    their line and column (docs/language.md §2)."""
     try:
         return data.decode('utf-8')
     except UnicodeDecodeError as exc:

@@ -172,14 +172,18 @@ class TelegramConfig:
         TELEGRAM_GROUPS (1/true/yes/on), TELEGRAM_POLL_TIMEOUT (seconds a long
         poll waits at Telegram, 0-50; default 30)."""
         env = os.environ if environ is None else environ
-        overrides.setdefault('groups', (env.get('TELEGRAM_GROUPS') or '').strip().lower()
-                             in ('1', 'true', 'yes', 'on'))
+        from ...runtime.settings import SettingError, switch
+        try:
+            overrides.setdefault('groups', switch('TELEGRAM_GROUPS', env))
+        except SettingError as e:
+            raise TelegramError(str(e)) from None
         poll = (env.get('TELEGRAM_POLL_TIMEOUT') or '').strip()
         if poll:
-            if not poll.isdigit() or int(poll) > 50:
-                raise TelegramError('TELEGRAM_POLL_TIMEOUT must be a whole number of seconds '
-                                    'from 0 to 50, not %r' % poll[:40])
-            overrides.setdefault('poll_timeout', int(poll))
+            from ...runtime.settings import SettingError, parse
+            try:
+                overrides.setdefault('poll_timeout', parse('TELEGRAM_POLL_TIMEOUT', poll))
+            except SettingError as e:
+                raise TelegramError(str(e)) from None
         config = cls(token=env.get('TELEGRAM_BOT_TOKEN', ''),
                      api_url=env.get('TELEGRAM_API_URL') or DEFAULT_API_URL,
                      allowed_users=parse_allowed_users(env.get('TELEGRAM_ALLOWED_USERS')),

@@ -67,16 +67,12 @@ def parse_ollama_host(value: Optional[str]) -> str:
 
 
 def _timeout_from_env() -> float:
-    text = _env('OSTINATO_LLM_TIMEOUT')
-    if text is None:
-        return 300.0
+    """OSTINATO_LLM_TIMEOUT, parsed with its range (runtime/settings.py)."""
+    from ...runtime.settings import SettingError, value
     try:
-        value = float(text)
-    except ValueError:
-        raise LLMError('llm: OSTINATO_LLM_TIMEOUT must be a number of seconds, not %r' % text)
-    if value <= 0:
-        raise LLMError('llm: OSTINATO_LLM_TIMEOUT must be more than 0 seconds, not %r' % text)
-    return value
+        return float(value('OSTINATO_LLM_TIMEOUT'))
+    except SettingError as e:
+        raise LLMError('llm: %s' % e) from None
 
 
 @dataclass
