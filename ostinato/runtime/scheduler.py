@@ -231,13 +231,16 @@ class Scheduler:
         return self.modules.start_main(path, module_name)
 
     # ------------------------------------------------------------ running
-    def recover(self):
+    def recover(self, worker=None):
         """After a restart: a task whose turn this worker was running when the
-        process stopped (its checkpoints are committed) goes on first."""
+        process stopped (its checkpoints are committed) goes on first.  With
+        `worker`, the same for another worker that is gone (runtime/serve.py
+        knows it is gone)."""
         w = self.world
-        t = w.running.get(self.worker)
+        worker = worker or self.worker
+        t = w.running.get(worker)
         if t is not None:
-            del w.running[self.worker]
+            del w.running[worker]
             if not t.done and t not in w.ready:
                 # The process stopped in this task's turn.  Again and again
                 # (a crash in native code, the OOM killer): park it rather

@@ -16,6 +16,7 @@ import socket
 import threading
 import time
 
+from .pg import is_postgres
 from .scheduler import Scheduler, committing
 from .store import Store, StoreError, open_storage
 from .txn import StoreTransactions
@@ -52,7 +53,7 @@ def attach(db=None, memory=False, accept_truncation=False):
     if memory:
         return Store(memory=True)
     db = db or os.environ.get('OSTINATO_DB') or 'ostinato.fs'
-    if db.startswith('zeo:'):
+    if db.startswith('zeo:') or is_postgres(db):
         return Store(db)
     sock = live_socket(db)
     if sock is not None:
@@ -121,6 +122,27 @@ class ZEOThread:
                 pass        # not empty (not ours alone) or gone
 
 
+def worker_lock_name(worker):
+    return 'worker ' + worker
+
+
+def worker_lease(db, worker, patience=10.0):
+    """Take the lock of worker `worker` on the PostgreSQL database `db`
+    (runtime/pg.py): held while this worker runs.  A worker of the same
+    name that was just killed may hold it a moment longer (its session is
+    ending): wait for it a little, then refuse."""
+    from . import pg
+    lease = pg.Lock(db, worker_lock_name(worker))
+    end = time.time() + patience
+    while not lease.acquire(wait=False):
+        if time.time() >= end:
+            lease.release()
+            raise StoreError('a worker named %s already serves %s: give this one another '
+                             'name (--worker NAME)' % (worker, pg.shown(db)))
+        time.sleep(0.5)
+    return lease
+
+
 class _Serving(StoreTransactions):
     """A server's turns: committed to its store; idle, it looks at the
     database again (Server.idle)."""
@@ -141,7 +163,7 @@ class Server:
         import sys
         db = db or os.environ.get('OSTINATO_DB') or 'ostinato.fs'
         self.zeo = None
-        self.shared = db.startswith('zeo:')
+        self.shared = db.startswith('zeo:') or is_postgres(db)
         if memory:
             # Nothing to share: no file names a socket for repl and tasks.
             self.store = Store(memory=True)
@@ -167,6 +189,15 @@ class Server:
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self.worker = worker
+        self.db = db
+        self.lease = None
+        self.locks = []
+        if not memory and is_postgres(db):
+            try:
+                self.lease = worker_lease(db, worker)
+            except BaseException:
+                self.store.close()
+                raise
         self.watch_seconds = watch_seconds
         self.last_watch = 0.0
         self.services = list(services)
@@ -193,6 +224,8 @@ class Server:
             self.last_watch = now
             with committing:
                 self.store.transact(sched.upgrade_all)
+            if self.lease is not None:
+                self.reclaim(sched)
             if sched.world.ready:
                 return
         busy = [s for s in sched.services if s.busy(sched)]
@@ -215,6 +248,69 @@ class Server:
             self.store.transact(prepare)
         sched.run(forever=True)
 
+    def gate(self, name, every=1.0):
+        """A callable that says whether this worker holds the lock `name`
+        on the PostgreSQL database (taking it when it is free, looked at
+        most every `every` seconds): the Telegram channel polls only while
+        it holds 'telegram', and a worker takes it over when its holder is
+        gone."""
+        from . import pg
+        lock = pg.Lock(self.db, name)
+        self.locks.append(lock)
+        last = [0.0]
+
+        def held():
+            if lock.held and lock.check():
+                return True
+            now = time.time()
+            if now - last[0] < every:
+                return False
+            last[0] = now
+            try:
+                got = lock.acquire(wait=False)
+            except StoreError:
+                return False
+            if got:
+                self.err.write('ostinato: worker %s holds the %s lock: it polls %s\n'
+                               % (self.worker, name, name))
+                self.err.flush()
+            return got
+        return held
+
+    def reclaim(self, sched):
+        """On PostgreSQL: what a worker that is gone had claimed -- the task
+        whose turn it ran, the model requests it was asking -- goes back to
+        the other workers.  A worker is gone when its lock is free
+        (runtime/pg.py): the server ended its session.  Looked at every
+        `watch_seconds`, so a claim comes back within about a second of
+        the session's end."""
+        from . import pg
+        if not self.lease.check() and not self.lease.acquire(wait=False):
+            return          # our own lock is held elsewhere: claim nothing of others
+        verdicts = {}
+
+        def gone(name):
+            if name == self.worker or not isinstance(name, str):
+                return False
+            if name not in verdicts:
+                verdicts[name] = pg.free(self.db, worker_lock_name(name), self.lease.conn)
+            return verdicts[name]
+        for name in [n for n in sched.world.running.keys() if gone(n)]:
+            def give_back(name=name):
+                task = sched.world.running.get(name)
+                sched.recover(name)
+                return task
+            with committing:
+                task = self.store.transact(give_back)
+            if task is not None:
+                self.err.write('%s worker %s is gone: task %d (%s) is ready again\n'
+                               % (time.strftime('%Y-%m-%d %H:%M:%S'), name, task.id, task.name))
+                self.err.flush()
+        for service in sched.services:
+            hand_back = getattr(service, 'reclaim', None)
+            if hand_back is not None:
+                hand_back(sched, gone)
+
     def close(self):
         for s in self.services:
             s.close()
@@ -223,3 +319,5 @@ class Server:
         finally:
             if self.zeo is not None:
                 self.zeo.close()
+            for lock in self.locks + ([self.lease] if self.lease is not None else []):
+                lock.release()

@@ -182,8 +182,8 @@ def _what_to_do(cmdline):
 
 
 def open_storage(address=None, memory=False, read_only=False, accept_truncation=False):
-    """A ZODB storage for `address` (a file path, `zeo://HOST:PORT` or
-    `zeo:SOCKET`), or an in-memory one.
+    """A ZODB storage for `address` (a file path, `zeo://HOST:PORT`,
+    `zeo:SOCKET` or `postgresql://...`: runtime/pg.py), or an in-memory one.
 
     A file whose end is missing or damaged raises DamagedDatabase, unless
     `accept_truncation` (the file goes on from its last good transaction) or
@@ -192,6 +192,9 @@ def open_storage(address=None, memory=False, read_only=False, accept_truncation=
     if memory:
         return MappingStorage()
     address = address or default_db_path()
+    from . import pg
+    if pg.is_postgres(address):
+        return pg.open_relstorage(address, read_only=read_only)
     if address.startswith('zeo://') or address.startswith('zeo:'):
         from ZEO.ClientStorage import ClientStorage
         rest = address[6:] if address.startswith('zeo://') else address[4:]
@@ -330,11 +333,19 @@ class Store:
         except BaseException:
             self.storage.close()
             raise
-        self.db.ostinato_name = _file_of(address)
+        from . import pg
+        self.db.ostinato_name = pg.shown(_file_of(address))
         self.tm = transaction.TransactionManager()
         self.conn = self.db.open(self.tm)
         try:
-            self.world = self._world()
+            if pg.is_postgres(address) and not self.storage.isReadOnly():
+                # Workers that start at once on a new or older database:
+                # one creates or migrates the world, the others then find it.
+                with pg.schema_lock(address):
+                    self.tm.abort()
+                    self.world = self._world()
+            else:
+                self.world = self._world()
         except BaseException:       # e.g. the world's record is damaged
             self.close()
             raise
@@ -365,10 +376,10 @@ class Store:
             done = run() if self.storage.isReadOnly() else self.transact(run)
         except MigrationError as e:
             self.tm.abort()
-            raise StoreError('%s: %s' % (self.address or 'the database', e)) from None
+            raise StoreError('%s: %s' % (self.db.ostinato_name or 'the database', e)) from None
         if done and not self.storage.isReadOnly():
             sys.stderr.write('ostinato: upgraded the database %s to schema %d (%s)\n'
-                             % (self.address or '', SCHEMA_VERSION, '; '.join(done)))
+                             % (self.db.ostinato_name or '', SCHEMA_VERSION, '; '.join(done)))
         return self.conn.root()[ROOT_KEY]
 
     def pack(self, days=0):
@@ -398,7 +409,7 @@ class Store:
         what it means (`_committing`), and a record the storage could not
         read while it checked for conflicts is damage, reported as such."""
         try:
-            _committing(self.tm.commit, self.tm.abort, self.address or 'in memory')
+            _committing(self.tm.commit, self.tm.abort, self.db.ostinato_name or 'in memory')
         except Exception as e:
             record = _from_server(e)
             if not isinstance(record, DamagedRecord):
