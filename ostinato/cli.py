@@ -103,7 +103,9 @@ def _quiet_storage_logs():
 
     handler = OneLine()
     for name, level in (('ZODB', logging.ERROR), ('ZEO', logging.ERROR),
-                        ('relstorage', logging.ERROR),
+                        # A lost PostgreSQL server is reported once, in words
+                        # (runtime/pg.py), not at every connection RelStorage tries.
+                        ('relstorage', logging.CRITICAL + 1),
                         ('ZODB.Connection', logging.CRITICAL + 1),
                         ('ZODB.serialize', logging.CRITICAL + 1)):
         log = logging.getLogger(name)

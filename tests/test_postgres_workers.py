@@ -173,3 +173,56 @@ def test_one_worker_polls_telegram_and_another_takes_over(tmp_path, pg_db):
                 w.stop()
     assert texts() == ['1: one', '2: two']          # nothing lost, nothing twice
     assert 'Traceback' not in other.err(), other.err()
+
+
+def restart_postgresql():
+    """Restart the local PostgreSQL cluster the tests use (Debian's
+    pg_ctlcluster; OSTINATO_TEST_PG_RESTART names another command)."""
+    command = os.environ.get('OSTINATO_TEST_PG_RESTART')
+    if not command:
+        listed = subprocess.run(['pg_lsclusters', '-h'], capture_output=True, text=True)
+        online = [ln.split() for ln in listed.stdout.splitlines() if 'online' in ln]
+        if not online:
+            pytest.fail('no online PostgreSQL cluster to restart (pg_lsclusters): %s'
+                        % listed.stdout)
+        command = 'pg_ctlcluster %s %s restart' % (online[0][0], online[0][1])
+    r = subprocess.run(command, shell=True, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+
+
+def test_workers_wait_for_a_restarted_postgresql_and_go_on(tmp_path, pg_db):
+    shutil.copy(HERE / 'serve' / 'workers.ost', tmp_path)
+    r = ost('run', '--db', pg_db, 'workers.ost', cwd=tmp_path)
+    assert r.stdout == 'queued\n', r.stderr
+    workers = [Worker(tmp_path, pg_db, 'w1'), Worker(tmp_path, pg_db, 'w2')]
+    check = 'import workers\nprint(length(workers.log))\n'
+
+    def logged():
+        out = ost('repl', '--db', pg_db, cwd=tmp_path, input=check).stdout.strip()
+        return int(out) if out.isdigit() else -1
+    try:
+        for w in workers:
+            wait_for(lambda w=w: 'serving' in w.err(), 'the workers to start')
+        r = ost('repl', '--db', pg_db, cwd=tmp_path, input='import workers\nworkers.flag.go = true\n')
+        assert r.returncode == 0, r.stderr
+        wait_for(lambda: logged() >= 8, 'some steps')
+        restart_postgresql()
+        wait_for(lambda: logged() == 48, 'every step after the restart')
+        r = ost('repl', '--db', pg_db, cwd=tmp_path,
+                input='import workers\nprint(sjoin(sorted(workers.log), " "))\n')
+        r2 = ost('db', 'check', '--db', pg_db, cwd=tmp_path)
+    finally:
+        for w in workers:
+            w.stop()
+    assert r.stdout.split() == sorted('%d.%d' % (n, s) for n in range(12) for s in range(4))
+    assert r2.returncode == 0, r2.stdout
+    for w in workers:
+        err = w.err()
+        assert w.proc.returncode == 0, err
+        assert 'Traceback' not in err and 'internal error' not in err, err
+        # A worker that was between two looks at the database may not have
+        # noticed; one that did says so once, and once that it goes on.
+        assert err.count('PostgreSQL does not answer') <= 1, err
+        assert err.count('PostgreSQL does not answer') == err.count('answers again'), err
+        lines = [ln for ln in err.splitlines() if ln.startswith('ostinato: worker')]
+        assert all('serving' in ln or 'PostgreSQL' in ln or 'holds' in ln for ln in lines), err

@@ -248,6 +248,9 @@ def unreachable(e):
         import psycopg2
     except ImportError:
         return False
+    from transaction.interfaces import TransientError
+    if isinstance(e, TransientError):
+        return False        # a conflict, whatever happened before it
     seen = set()
     while e is not None and id(e) not in seen:
         seen.add(id(e))

@@ -18,7 +18,7 @@ import time
 
 from .pg import is_postgres
 from .scheduler import Scheduler, committing
-from .store import Store, StoreError, open_storage
+from .store import Store, StoreError, StoreUnreachable, open_storage
 from .txn import StoreTransactions
 
 
@@ -122,6 +122,12 @@ class ZEOThread:
                 pass        # not empty (not ours alone) or gone
 
 
+# How long a worker's lock must stay free before its claims go to others
+# (runtime/pg.py): longer than a live worker takes to take its lock again
+# after PostgreSQL restarted (it looks every watch_seconds, 1 s).
+GONE_AFTER = 5.0
+
+
 def worker_lock_name(worker):
     return 'worker ' + worker
 
@@ -192,7 +198,13 @@ class Server:
         self.db = db
         self.lease = None
         self.locks = []
+        self.free_since = {}        # worker name -> when its lock was first seen free
         if not memory and is_postgres(db):
+            # On PostgreSQL the second phase of a commit is the server's
+            # COMMIT: it fails when the server goes away, which the worker
+            # reports in words (wait_for_server) -- not also the transaction
+            # package's line about resources "in an inconsistent state".
+            logging.getLogger('txn').setLevel(logging.CRITICAL + 1)
             try:
                 self.lease = worker_lease(db, worker)
             except BaseException:
@@ -246,7 +258,32 @@ class Server:
             sched.upgrade_all()
         with committing:
             self.store.transact(prepare)
-        sched.run(forever=True)
+        while True:
+            try:
+                sched.run(forever=True)
+                return
+            except StoreUnreachable:
+                if self.lease is None:
+                    raise
+                self.wait_for_server()
+
+    def wait_for_server(self):
+        """PostgreSQL stopped answering (it restarts, or the network is
+        down): nothing of the turn in progress was committed.  Wait for it,
+        saying so in one line (and one when it is back), then go on where
+        the database is: RelStorage opens new connections by itself."""
+        from . import pg
+        self.sched.abort_quietly()
+        pg.wait_until_reachable(self.db, self.err, 'worker %s' % self.worker)
+        try:
+            self.lease.acquire(wait=False)      # the restart freed it: ours again at once
+        except StoreError:
+            pass                                # gone again: reclaim takes it later
+        self.sched.abort_quietly()
+        # A commit the server lost the answer to may have been made: a claim
+        # of this worker that it no longer runs goes back to the queue.
+        with committing:
+            self.store.transact(lambda: self.sched.recover(crashed=False))
 
     def gate(self, name, every=1.0):
         """A callable that says whether this worker holds the lock `name`
@@ -258,22 +295,29 @@ class Server:
         lock = pg.Lock(self.db, name)
         self.locks.append(lock)
         last = [0.0]
+        had = [False]
 
         def held():
-            if lock.held and lock.check():
-                return True
             now = time.time()
-            if now - last[0] < every:
+            if lock.held and (now - last[0] < every or lock.check()):
+                if now - last[0] >= every:
+                    last[0] = now
+                return True
+            # Its holder, which lost it with its session (PostgreSQL
+            # restarted), takes it again at once; the others look every
+            # `every` seconds, so the holder that is alive keeps it.
+            if now - last[0] < every and not had[0]:
                 return False
             last[0] = now
             try:
                 got = lock.acquire(wait=False)
             except StoreError:
                 return False
-            if got:
+            if got and not had[0]:
                 self.err.write('ostinato: worker %s holds the %s lock: it polls %s\n'
                                % (self.worker, name, name))
                 self.err.flush()
+            had[0] = had[0] or got
             return got
         return held
 
@@ -285,15 +329,32 @@ class Server:
         `watch_seconds`, so a claim comes back within about a second of
         the session's end."""
         from . import pg
-        if not self.lease.check() and not self.lease.acquire(wait=False):
-            return          # our own lock is held elsewhere: claim nothing of others
+        try:
+            if not self.lease.check() and not self.lease.acquire(wait=False):
+                return      # our own lock is held elsewhere: claim nothing of others
+        except StoreError:
+            return          # the server does not answer: the turns will say so
         verdicts = {}
 
         def gone(name):
             if name == self.worker or not isinstance(name, str):
                 return False
             if name not in verdicts:
-                verdicts[name] = pg.free(self.db, worker_lock_name(name), self.lease.conn)
+                try:
+                    free = pg.free(self.db, worker_lock_name(name), self.lease.conn)
+                except Exception as e:
+                    if not pg.unreachable(e):
+                        raise
+                    free = False        # unknown: not gone
+                # Gone only when its lock stays free for GONE_AFTER seconds:
+                # after a restart of PostgreSQL every lock is free until
+                # its worker, alive, takes it again.
+                now = time.time()
+                if free:
+                    verdicts[name] = now - self.free_since.setdefault(name, now) >= GONE_AFTER
+                else:
+                    self.free_since.pop(name, None)
+                    verdicts[name] = False
             return verdicts[name]
         for name in [n for n in sched.world.running.keys() if gone(n)]:
             def give_back(name=name):

@@ -36,6 +36,22 @@ class StoreFailed(StoreError):
     command continues from there once the cause is fixed."""
 
 
+class StoreUnreachable(StoreError):
+    """The database server (PostgreSQL) does not answer: it restarted, or
+    the network is down.  Nothing of the transaction in progress was
+    committed; a serve worker waits for the server and goes on."""
+
+
+def _unreachable(e, name):
+    from . import pg
+    if isinstance(e, StoreUnreachable):
+        return e
+    if pg.unreachable(e):
+        return StoreUnreachable('the database server of %s does not answer (%s)'
+                                % (name, _one_line(e)))
+    return None
+
+
 class TooDeep(Exception):
     """A commit failed because a value is nested too deeply to be stored
     (tuples inside tuples: every other container is a record of its own)."""
@@ -277,6 +293,9 @@ class _Connection(Connection):
             return e        # a conflict, a lost ZEO server, a closed connection: no damage
         storage = self._db.storage
         name = getattr(self._db, 'ostinato_name', None) or storage.getName()
+        lost = _unreachable(e, name)
+        if lost is not None:
+            return lost     # PostgreSQL went away: no damage either
         while e.__cause__ is not None and not str(e):
             e = e.__cause__       # ZODB's StateLoadError says nothing; its cause does
         e = _from_server(e)
@@ -411,6 +430,10 @@ class Store:
         try:
             _committing(self.tm.commit, self.tm.abort, self.db.ostinato_name or 'in memory')
         except Exception as e:
+            lost = _unreachable(e, self.db.ostinato_name)
+            if lost is not None:
+                self._abort_quietly()
+                raise lost from None
             record = _from_server(e)
             if not isinstance(record, DamagedRecord):
                 raise
@@ -420,7 +443,20 @@ class Store:
                 name, record, WHAT_TO_DO.format(path=name))) from None
 
     def abort(self):
-        self.tm.abort()
+        try:
+            self.tm.abort()
+        except Exception as e:
+            lost = _unreachable(e, self.db.ostinato_name)
+            if lost is None:
+                raise
+            self._abort_quietly()
+            raise lost from None
+
+    def _abort_quietly(self):
+        try:
+            self.tm.abort()
+        except Exception:
+            pass        # the server is gone: the next transaction starts afresh
 
     def transact(self, fn, attempts=50):
         """Run fn() and commit, again from a fresh view of the database
@@ -428,7 +464,7 @@ class Store:
         import time
         from ZODB.POSException import ConflictError
         for attempt in range(attempts):
-            self.tm.abort()
+            self.abort()
             try:
                 result = fn()
                 self._commit()

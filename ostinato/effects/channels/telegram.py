@@ -212,6 +212,8 @@ class TelegramChannel(Service):
             if self.gate is not None and not self.gate():
                 return      # another worker polls the bot (one poller per token)
             self.start(sched)
+        elif self.gate is not None:
+            self.gate()     # keeps the lock (taken again after the server restarted)
         while True:
             try:
                 batch = self.batches.get_nowait()
