@@ -124,6 +124,7 @@ corpus: $(STAMP)
 bench: $(STAMP) $(EMBEDDED_STAMP)
 	$(BIN)/python bench/compute.py
 	$(BIN)/python bench/durable.py
+	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/llm.py
 
 bench-peers: $(PEERS_STAMP)
