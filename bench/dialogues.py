@@ -106,6 +106,7 @@ class OstinatoDialogues:
         # messages and by the turns that answer them.
         self.written = {'intake': 0, 'turn': 0}
         self.fsyncs = {'intake': 0, 'turn': 0}
+        self.commits = []         # (tid before, last tid after, what) of each counted block
         self.store = Store(path)
         self.sched = Scheduler(self.store.world, out=io.StringIO(), err=sys.stderr)
         # What runtime/runner.py `run_file` sets (keep them the same).
@@ -175,13 +176,27 @@ class OstinatoDialogues:
 
     @contextlib.contextmanager
     def counting(self, what):
-        """Add what the block writes and fsyncs to the `what` counters."""
+        """Add what the block writes and fsyncs to the `what` counters, and
+        note its transactions for `records`."""
         size, syncs = self.size(), fsync_count()
+        tid = self.store.storage.lastTransaction()
         try:
             yield
         finally:
             self.written[what] += self.size() - size
             self.fsyncs[what] += fsync_count() - syncs
+            after = self.store.storage.lastTransaction()
+            if after != tid:
+                self.commits.append((tid, after, what))
+
+    def records(self):
+        """What the counted blocks' commits wrote: {what: (records,
+        persistent references)}, read back from the file (counting while
+        committing would slow what is timed).  A persistent reference is a
+        stored object named inside another's record: ZODB's serializer runs
+        its Python `persistent_id` for each, and for every other object
+        inside a record too."""
+        return count_records(self.store.storage, self.commits)
 
     def run_replies(self, count):
         """Run until at least `count` more replies are committed, or nothing
@@ -208,15 +223,14 @@ class OstinatoDialogues:
 
     def replies(self):
         """Replies ever written to the outbox (committed or not)."""
-        return self.world.outbox.next_seq - 1
+        return self.world.outbox.last_seq()
 
     def sent(self):
         """Take the replies out of the outbox as a channel does once they went
         out (effects/channels/telegram.py `confirm`), in the caller's transaction."""
         box = self.world.outbox
         for seq in list(box.pending.keys()):
-            del box.pending[seq]
-            box.sent += 1
+            box.remove(seq)
 
     def size(self):
         """Bytes in the database file (FileStorage only appends)."""
@@ -257,7 +271,52 @@ class OstinatoDialogues:
 
     def extra(self):
         """What this system measures beside the common figures."""
-        return {'turn_times': self.turn_times, 'written': self.written, 'fsyncs': self.fsyncs}
+        return {'turn_times': self.turn_times, 'written': self.written, 'fsyncs': self.fsyncs,
+                'records': self.records()}
+
+
+def count_records(storage, commits):
+    """{what: (records, persistent references)} written by the
+    transactions after `before` up to `last`, for each (before, last, what)
+    in `commits` (in commit order), read from the FileStorage `storage`."""
+    import pickletools
+    from ZODB.utils import p64, u64
+    out = {}
+    if not commits:
+        return out
+    spans = [(u64(b), u64(a), what) for b, a, what in commits]
+    i = 0
+    for txn in storage.iterator(p64(spans[0][0] + 1)):
+        t = u64(txn.tid)
+        while i < len(spans) and t > spans[i][1]:
+            i += 1
+        if i == len(spans):
+            break
+        lo, hi, what = spans[i]
+        if not lo < t <= hi:
+            continue
+        records, refs = out.get(what, (0, 0))
+        for r in txn:
+            records += 1
+            if r.data:
+                refs += sum(1 for op, _, _ in pickletools.genops(r.data)
+                            if op.name in ('BINPERSID', 'PERSID'))
+                # A record is two pickles (its class, then its state).
+                rest = r.data[_first_pickle_end(r.data):]
+                refs += sum(1 for op, _, _ in pickletools.genops(rest)
+                            if op.name in ('BINPERSID', 'PERSID'))
+        out[what] = (records, refs)
+    return out
+
+
+def _first_pickle_end(data):
+    import pickletools
+    end = 0
+    for op, _, pos in pickletools.genops(data):
+        end = pos
+        if op.name == 'STOP':
+            break
+    return end + 1
 
 
 # ---------------------------------------------------------------- the cases

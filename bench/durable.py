@@ -59,6 +59,13 @@ committed outbox entries).  "Bytes" are the growth of the database file
   burst_fsyncs_per_msg      -   fsync calls of that run, per message
   burst_intake_msgs_per_s / _bytes_per_msg  msg/s, B  the intake of those
                                 messages (a transaction each)
+  CASE_records_per_msg      -   records written per message (intake and
+                                turns), CASE one_at_a_time or burst; also
+                                CASE_intake_ / CASE_turn_records_per_msg and
+                                _refs_per_msg: persistent references inside
+                                those records (read back from the file after
+                                the run; tests/test_message_records.py pins
+                                the records)
   bytes_per_msg_ready_N     B   N dialogues (--ready, default 10,100,1000,10000)
                                 each get one message, taken in before running,
                                 so N tasks are ready; bytes written per reply
@@ -168,7 +175,7 @@ def build(folder, n):
         store.commit()
         w = store.world
         assert w.main_task.done and w.main_task.state == 'done', w.main_task.state
-        waiting = len(w.watches)
+        waiting = sum(1 for t in w.tasks.values() if t.state == 'waiting')
         assert waiting == n, (waiting, n)
     finally:
         store.close()
@@ -348,6 +355,7 @@ def dialogues_one_at_a_time(dbs, n):
     figure('one_at_a_time_bytes_per_msg', d.written['turn'] / m, 'B', '%.0f')
     figure('one_at_a_time_intake_bytes_per_msg', d.written['intake'] / m, 'B', '%.0f')
     figure('one_at_a_time_fsyncs_per_msg', (d.fsyncs['turn'] + d.fsyncs['intake']) / m, '-')
+    records_figures('one_at_a_time', d, m)
 
 
 def dialogues_burst(dbs, n, explain=False):
@@ -361,9 +369,23 @@ def dialogues_burst(dbs, n, explain=False):
     figure('burst_fsyncs_per_msg', d.fsyncs['turn'] / n, '-')
     figure('burst_intake_msgs_per_s', n / r['intake_seconds'], 'msg/s', '%.0f')
     figure('burst_intake_bytes_per_msg', d.written['intake'] / n, 'B', '%.0f')
+    records_figures('burst', d, n)
     if explain:
         # FileStorage fsyncs once per commit: the run's commits are the last ones.
         written_by_class(d.path, d.fsyncs['turn'], n)
+
+
+def records_figures(case, d, m):
+    """Records and persistent references written per message, by the
+    intakes and by the turns (read back from the file after the run)."""
+    counts = d.records()
+    total = 0
+    for what in ('intake', 'turn'):
+        records, refs = counts.get(what, (0, 0))
+        total += records
+        figure('%s_%s_records_per_msg' % (case, what), records / m, '-')
+        figure('%s_%s_refs_per_msg' % (case, what), refs / m, '-', '%.1f')
+    figure('%s_records_per_msg' % case, total / m, '-')
 
 
 def written_by_class(path, commits, n):

@@ -702,3 +702,68 @@ def fresh5_script():
                '2:30': ['turkey club wrap', 'diet coke']},
               {'7:45': '07:45', '10': '10:00', '2:30': '14:30'}, anchored=True)
     return e
+
+
+def logged(user, said, picked, question='What exercise did you do'):
+    """A dialogue of a skill on core_skills' generic routines (the exercise
+    log): the model answers the first question with the user's message and
+    picks the phrases that name what is logged; times and durations are
+    read by the program, or asked."""
+    return [{'match': _user_said(user, said) + r'[^\n]*\n\nQuestion: ' + question,
+             'reply': {'action': 'answer', 'text': said}},
+            {'match': r'Text: "%s"' % re.escape(said), 'reply': {'phrases': picked}}]
+
+
+def exercise_script():
+    e = []
+    e += logged('ana', 'went for a 30 minute run at 7am', ['run'])
+    e += logged('bo', 'did 30 minutes of yoga', ['yoga'])
+    e += logged('cy', 'had a workout at 7am', ['workout'])
+    e += logged('di', '5k in 28 min this morning at 6:30', ['5k'])
+    e += logged('ed', 'swam for 45 min at 7, then 20 minutes of stretching at noon',
+                ['swam', 'stretching'])
+    e += logged('fa', 'just finished a 40 min bike ride', ['bike ride'])
+    e += logged('gu', 'I did an hour of tennis an hour ago', ['tennis'])
+    e += logged('hu', 'gym after work yesterday... no wait, today! about 50 minutes', ['gym'])
+    e += logged('io', 'did some pilates for half an hour', ['pilates'])
+    e += logged('jo', 'went climbing', ['climbing'])
+    e += logged('ka', 'ugh long day at the office. walked the dog for 20 min at 6 though',
+                ['walked the dog'])
+    e += logged('li', 'went for a run this morning at 7, 5k in 28 min, then 20 pushups at lunch',
+                ['run', '20 pushups'])
+    return e
+
+
+def exercise_blind_script():
+    """evals/exercise-blind.toml, written after its blind measurement."""
+    e = []
+    e += logged('maya', 'Went for a 30 minute run at 7am before work', ['run'])
+    e += logged('theo', 'did half an hour on the rowing machine, finished up about an hour ago',
+                ['rowing machine'])
+    e += logged('priya', 'ran a 5k in 28 min this morning at 6:30 🏃‍♀️', ['5k'])
+    e += logged('dev', '3 sets of 10 pushups at lunch', ['pushups'])
+    e += logged('lena', 'swam 20 laps this morning', ['swam'])
+    e += logged('marcus', 'got a 1h15 bike ride in after work', ['bike ride'])
+    e += logged('sofia', 'walked the dog for 20 min at 8 and did 45 min yoga at noon',
+                ['walked', 'yoga'])
+    e += logged('jamal', 'gym this morning, got there at 7: 20 min on the treadmill, then weights, '
+                'then 10 min of stretching', ['treadmill', 'weights', 'stretching'])
+    e += logged('ben', 'ran for 30 minutes at 7 this morning, no wait, it was 40 minutes', ['ran'])
+    e += logged('claire', 'went on a hike this morning around 9 with my sister and the dogs', ['hike'])
+    e += [{'match': _user_said('nina', 'got a workout in today') + r'[^\n]*\n\nQuestion: What exercise',
+           'reply': {'action': 'confer', 'text': 'Nice! What workout did you do?'}}]
+    e += logged('nina', 'a kettlebell class at 6am', ['kettlebell class'])
+    e += [{'match': _user_said('omar', "oh I didn't exercise today") + r'[^\n]*\n\nQuestion: What exercise',
+           'reply': {'action': 'cancel', 'text': 'OK, a rest day: nothing to log.'}},
+          {'match': _user_said('omar', "hey! how's it going?") + r'[^\n]*\n\nQuestion: What exercise',
+           'reply': {'action': 'confer', 'text': 'Hi! Did you do any exercise today?'}}]
+    e += logged('kate', "ugh what a week. my knee's been bugging me and my boss keeps booking 8am "
+                "meetings lol. anyway managed a 25 min jog around the park at lunch, 12:15ish", ['jog'])
+    e += logged('raj', 'want to log a swim', ['swim'])
+    # A careful model answers with the user's words, their typo mended.
+    e += [{'match': _user_said('alex', 'jsut finished') + r'[^\n]*\n\nQuestion: What exercise',
+           'reply': {'action': 'answer', 'text': 'just finished 45 min on the eliptical'}},
+          {'match': r'Text: "just finished 45 min on the eliptical"', 'reply': {'phrases': ['eliptical']}}]
+    e += logged('alex', 'oh and 15 min of stretching after, done just now', ['stretching'])
+    e += logged('grace', 'did an hour of pilates around 6', ['pilates'])
+    return e

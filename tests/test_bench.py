@@ -99,3 +99,8 @@ def test_scale_prints_every_store_and_the_ratios(tmp_path, monkeypatch):
             assert '%s_%s' % (name, what) in figures, sorted(figures)
     for name in ('pg_w1_vs_file_burst', 'pg_w2_vs_pg_w1_burst', 'zeo_w2_vs_zeo_w1_burst'):
         assert figures[name] > 0
+
+
+def test_extract_prints_its_figures(tmp_path):
+    figures, _, _ = run_bench('extract.py', '--rounds', '1', tmp_path=tmp_path)
+    assert set(figures) == {'extract_load', 'extract_past', 'extract_future'}

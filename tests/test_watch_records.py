@@ -157,20 +157,20 @@ def test_a_wait_does_not_watch_the_list_its_evaluation_made(tmp_path):
         box = p.box('plain')
         items = box.get('items')
         module = box.type.module
-        # The module (where `tail` and `length` are looked up), the box and
-        # its list; not the tail it made.
-        assert p.waiter('plain').waiting.objs == [module, box, items]
+        # The box and its list; not the tail it made, and not the module
+        # where `tail` and `length` are looked up (its definitions).
+        assert p.waiter('plain').waiting.objs == [box, items]
+        assert p.waiter('plain').waiting.defs == (module,)
         p.append(items, 5)        # wakes it: it reads the new tail
         p.sched.run()
         assert 'plain saw 1' in p.out.getvalue()
-        assert p.waiter('plain').waiting.objs == [module, box, items]
+        assert p.waiter('plain').waiting.objs == [box, items]
         records = p.last_commit()
     # The turn that woke and waits again writes no new list (the tail); the
     # box and its list keep their one watch each in their own records
-    # (runtime/watches.py), so those two are written, and the module's
-    # index and the world's index of watches.
+    # (runtime/watches.py), so those two are written, and no watch index.
     assert records.count('OList') == 1 and records.count('OObject') == 1, records
-    assert index_records(records) <= 2, records
+    assert index_records(records) == 0, records
 
 
 def index_records(records):
@@ -208,15 +208,17 @@ def test_the_change_that_wakes_a_task_does_not_rewrite_the_watch_indexes(tmp_pat
         # Woken: the watch fired, but it leaves the indexes in the task's
         # next turn, whose wait writes the same indexes again.
         assert t.state == 'ready' and t.waiting is w
-        assert w.id not in p.store.world.watches
+        assert not watches.active(w)
         assert w in watches.of(items) and w in watches.of(box)
         records = p.last_commit()
-    # The list, the world's index of active watches, the task and the ready
-    # queue; no index of the objects read, and not the fired Watch (out of
-    # the active ones is all it takes: only a reactive loop's token reads
+    # The list, the task and the ready queue (which keeps the task it
+    # queued while empty in its own record); no index of the objects read,
+    # no index of the active watches (its task's state says a watch
+    # fired), and not the fired Watch (only a reactive loop's token reads
     # `dirty`).
     assert 'OList' in records and 'Watch' not in records, records
-    assert index_records(records) == 1, records
+    assert index_records(records) == 0, records
+    assert sorted(records) == ['OList', 'ReadyQueue', 'Task'], records
 
 
 ONCE = '''\
@@ -243,7 +245,8 @@ def test_a_task_that_does_not_wait_again_leaves_no_watch_behind(tmp_path):
         p.sched.run()
         assert 'saw it' in p.out.getvalue()
         assert not watches.of(items) and not watches.of(box)
-        assert not any(w.task.done for w in p.store.world.watches.values())
+        assert not any(w.task.done for m in p.store.world.modules.values()
+                       for w in watches.of(m))
 
 
 def test_a_woken_task_cancelled_before_it_runs_leaves_no_watch_behind(tmp_path):
@@ -409,3 +412,98 @@ def test_a_waiting_dialogue_keeps_no_watch_index_record_of_its_own(tmp_path):
     # The world's index of active watches, the module's (a tree and its
     # bucket each, at 30 entries), nothing per dialogue.
     assert index_records(classes) <= 6, index_records(classes)
+
+
+DEFINITIONS = '''\
+type Box:
+    var n = 0
+
+def small(b):
+    return b.n > 5
+
+def big(b):
+    return b.n > 0
+
+def waiter(b):
+    wait until check(b) and length([1]) > 0
+    print("check passed at {b.n}")
+
+check = small
+limit = 10
+box = Box()
+spawn waiter(box)
+spawn:
+    wait until limit < 3
+    print("limit is {limit}")
+'''
+
+
+def test_a_wait_that_reads_only_definitions_of_a_module_is_not_in_its_index(tmp_path):
+    """`check`, `length` (a builtin): the module's definitions, which change
+    only when its top level binds them again; the wait on `limit`, a
+    variable, is in the module's index."""
+    with Program(tmp_path, DEFINITIONS) as p:
+        box = p.var('box')
+        module = box.type.module
+        waiting = {t.waiting for t in p.store.world.tasks.values() if t.state == 'waiting'}
+        on_check = [w for w in waiting if box in w.objs]
+        on_limit = [w for w in waiting if box not in w.objs]
+        assert len(on_check) == 1 and len(on_limit) == 1
+        assert module not in on_check[0].objs and on_check[0].defs == (module,)
+        assert module in on_limit[0].objs
+        assert watches.of(module) == (on_limit[0],)
+        assert module.defs_watched
+
+
+def test_a_changed_definition_wakes_the_waits_that_read_it(tmp_path):
+    with Program(tmp_path, DEFINITIONS) as p:
+        box = p.var('box')
+        module = box.type.module
+        p.set(box, 'n', 1)
+        p.sched.run()
+        assert 'check passed' not in p.out.getvalue()     # small(box): woken by the box, not yet
+        big = module.ns['big']
+
+        def rebind():
+            old = module.ns['check']
+            module.ns['check'] = big
+            module._p_changed = True
+            p.sched.changed_global(module, old, big)
+        p.sched.transact(rebind)
+        p.sched.run()
+        assert 'check passed at 1' in p.out.getvalue()
+        assert 'limit is' not in p.out.getvalue()
+
+        def lower():
+            p.sched.changed_global(module, module.ns['limit'], 1)
+            module.ns['limit'] = 1
+        p.sched.transact(lower)
+        p.sched.run()
+        assert 'limit is 1' in p.out.getvalue()
+
+
+REBIND_IN_PROGRAM = '''\
+type Box:
+    var n = 0
+
+def small(b):
+    return b.n > 5
+
+def big(b):
+    return b.n > 0
+
+def waiter(b):
+    wait until check(b)
+    print("passed with {b.n}")
+
+check = small
+spawn waiter(Box(n = 1))
+sleep(0)
+print("rebinding")
+check = big
+'''
+
+
+def test_a_program_rebinding_a_function_wakes_the_wait_that_calls_it(tmp_path):
+    with Program(tmp_path, REBIND_IN_PROGRAM) as p:
+        assert p.out.getvalue().splitlines() == ['rebinding', 'passed with 1']

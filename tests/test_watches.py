@@ -20,7 +20,7 @@ def task(world, name):
 
 def sleeping_on(world, t, objs):
     w = watches.register(world, t, objs, 'change')
-    t.waiting = w
+    t.state, t.waiting = 'waiting', w
     return w
 
 
@@ -29,6 +29,7 @@ def waker(woken):
     order; each keeps the watch that woke it."""
     def wake(task, keep_watch=False):
         assert keep_watch
+        task.state = 'ready'
         woken.append(task)
     return wake
 
@@ -44,7 +45,8 @@ def test_a_change_wakes_sleepers_in_order_and_empties_the_indexes():
     woken = []
     watches.changed(world, a, waker(woken))
     assert woken == [t1, t2]
-    assert list(world.watches.keys()) == [w3.id]       # w1 and w2 fired
+    # w1 and w2 fired: their tasks no longer sleep on them.
+    assert [w for w in (w1, w2, w3) if watches.active(w)] == [w3]
     # The woken tasks keep their watches, inactive, until their next turn
     # releases them: a second change fires nothing.
     assert t1.waiting is w1 and t2.waiting is w2
@@ -75,11 +77,10 @@ def test_unwatch_and_pruning_an_ended_task_leave_the_others():
     sleeping_on(world, ended, [box])
     dropped = sleeping_on(world, gone, [box])
     watches.unwatch(world, dropped)
-    assert sorted(w.id for w in watches.of(box)) == sorted(world.watches.keys())
+    assert len(watches.of(box)) == 2 and dropped not in watches.of(box)
     ended.done, ended.state = True, 'done'
     assert prune_ended(world) == 1
-    assert list(world.watches.keys()) == [keep.id]
-    assert watches.of(box) == (keep,)
+    assert watches.of(box) == (keep,) and watches.active(keep)
 
 
 def test_an_object_keeps_a_few_watches_in_its_own_record_then_a_tree():

@@ -19,6 +19,7 @@ that point at ended tasks.
 from __future__ import annotations
 
 from ..vm import values as V
+from . import watches
 from .world import Watch
 
 
@@ -39,11 +40,10 @@ def _places(world):
         put(t, 'running (%s)' % worker, lambda w=worker: world.running.pop(w))
     for key, t in world.timers.items():
         put(t, 'timer', lambda k=key: world.timers.pop(k))
-    for wid, watch in world.watches.items():
-        t = watch.task
-        if t.waiting is watch:
-            put(t, 'watch %d' % wid, lambda w=wid: world.watches.pop(w))
     for t in world.tasks.values():
+        w = t.waiting
+        if isinstance(w, Watch) and watches.active(w) and watches.indexed(w):
+            put(t, 'watch', None)
         if t.parked:
             put(t, 'parked', None)
         w = t.waiting

@@ -135,3 +135,43 @@ def _inline_watch_indexes(world):
     # version goes up so that an older Ostinato, which cannot read the new
     # forms, refuses the database.
     pass
+
+
+@step(6, "no index of the active watches: whether a watch is active is read from its task "
+         "(runtime/watches.py), and a watch takes an id only when it enters a WatchTree")
+def _no_active_watch_index(world):
+    # The watches in it are in the indexes of the objects they watch, and
+    # a task that sleeps on one still holds it: nothing else to convert.
+    d = world.__dict__
+    active = d.pop('watches', None)
+    world.watching = bool(active) or d.get('next_watch_id', 1) > 1
+    world._p_changed = True
+
+
+@step(7, "a wait that reads only a module's definitions (a function, a type, an import, a "
+         "builtin) is not in the module's index; the module's definitions changing wakes it")
+def _definition_reads(world):
+    # Nothing to convert: waits of older versions are in the modules'
+    # indexes and still wake from there.  The version goes up so that an
+    # older Ostinato, which would never wake the new waits when a module's
+    # definitions change, refuses the database.
+    pass
+
+
+@step(8, "a bot message's number follows the last one pending in the outbox (Outbox.next_seq "
+         "counts only those that left)")
+def _outbox_numbers(world):
+    # Nothing to convert: next_seq is past every pending message already.
+    # The version goes up so that an older Ostinato, which would number a
+    # new message from a next_seq that lags behind the pending ones,
+    # refuses the database.
+    pass
+
+
+@step(9, "a task queued on an empty ready queue is kept in the queue's own record "
+         "(ReadyQueue.task), not in a link of its own")
+def _inline_front_task(world):
+    # Nothing to convert: a queue of links still works.  The version goes
+    # up so that an older Ostinato, which would not see a task kept in the
+    # queue's record, refuses the database.
+    pass

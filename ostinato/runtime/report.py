@@ -132,9 +132,57 @@ def _watch_construct(task, watch):
     return 'a watched evaluation'
 
 
-def describe_wait(task, now=None):
-    """What the task waits for, in words."""
+# What a task waits for, said as its author thinks of it ("ann's reply to:
+# When was lunch?") before the mechanics ("a change of <Thread 7> ...").
+# Only the layers above know what their objects mean -- a chat thread, a
+# model request -- so they register a function here: fn(task, now) -> the
+# words, or None when the wait is none of theirs.
+WAIT_WORDS: list = []
+WORDS_DEPTH = 3       # "task 9 to end; it waits for task 12 to end; ..." at most so deep
+
+
+def wait_words(fn):
+    """Register fn(task, now) as a source of words for waits (a decorator)."""
+    WAIT_WORDS.append(fn)
+    return fn
+
+
+def waits_for(task, now=None, depth=0):
+    """What a waiting task waits for, in a few words, or None: what a
+    registered function says; time, for a sleep; for a watch on another
+    task, that task's end and what it waits for."""
+    if task.state != 'waiting':
+        return None
     now = _time.time() if now is None else now
+    for fn in WAIT_WORDS:
+        try:
+            words = fn(task, now)
+        except Exception:     # words are a courtesy: never worth losing the report
+            words = None
+        if words:
+            return words
+    w = task.waiting
+    if type(w) is tuple and len(w) == 2 and w[0] == 'sleep' and type(w[1]) in (int, float):
+        return 'time (until %s)' % _time.strftime('%Y-%m-%dT%H:%M', _time.localtime(w[1]))
+    if isinstance(w, Watch) and depth < WORDS_DEPTH:
+        for o in w.objs or ():
+            if isinstance(o, Task) and not o.done:
+                inner = waits_for(o, now, depth + 1)
+                return 'task %s %s to end%s' % (o.id, o.name,
+                                                '; it waits for ' + inner if inner else '')
+    return None
+
+
+def describe_wait(task, now=None):
+    """What the task waits for: in words first when they are known
+    (`waits_for`), then how (`waiting for a change of ...`)."""
+    now = _time.time() if now is None else now
+    how = _how_it_waits(task, now)
+    words = waits_for(task, now) if how != task.state else None
+    return '%s -- %s' % (words, how) if words else how
+
+
+def _how_it_waits(task, now):
     state = task.state
     if state in ('ready', 'running', 'done', 'failed'):
         return state
@@ -304,6 +352,7 @@ def task_data(task, world=None, now=None):
     wait = describe_wait(task, now)
     return {'id': task.id, 'name': task.name, 'state': task.state,
             'waiting': wait if wait != task.state else None,
+            'waits_for': waits_for(task, now),
             'since': getattr(task, 'since', None),
             'goals': goal_stack(task),
             'old_code': bool(old_frames(task)),
@@ -399,7 +448,7 @@ def world_info(world):
             '%d %s' % (n, s) for s, n in sorted(states.items()))) if states else '')),
         ('ready queue', str(len(world.ready))),
         ('timers', str(len(world.timers))),
-        ('watches', str(len(world.watches))),
+        ('watches', str(watches.count_active(world))),
     ]
     nxt = world.next_timer() if len(world.timers) else None
     if nxt is not None:
@@ -508,7 +557,7 @@ def db_data(world, storage, address):
         'schema_version': getattr(world, 'schema', None),
         'live_tasks': sum(states.values()), 'tasks_by_state': dict(sorted(states.items())),
         'ready_queue': len(world.ready), 'timers': len(world.timers),
-        'watches': len(world.watches),
+        'watches': watches.count_active(world),
         'next_timer': world.next_timer() if len(world.timers) else None,
         'main_task': None if main is None else {'id': main.id, 'name': main.name,
                                                  'state': main.state},
@@ -549,12 +598,14 @@ def prune_ended(world):
         return False
 
     for tid in [tid for tid, t in world.tasks.items() if ended(t)]:
+        # A watch it still holds leaves the indexes of what it watched.
+        if isinstance(world.tasks[tid].waiting, Watch):
+            watches.unwatch(world, world.tasks[tid].waiting)
         del world.tasks[tid]
     for t in [t for t in world.ready if ended(t)]:
         world.ready.remove(t)
     for key in [k for k, t in world.timers.items() if ended(t)]:
         del world.timers[key]
-    watches.unwatch_where(world, ended)
     running = world.running          # worker name -> task
     for key in [k for k, t in running.items() if ended(t)]:
         del running[key]

@@ -102,7 +102,7 @@ def stopped_now(sched):
     at its last commit and goes on from there; a model reply not waited for
     is asked for again.  Nothing else is lost."""
     try:
-        task = sched.world.running.get(sched.worker)
+        task = sched.current or sched.world.running.get(sched.worker)
         waiting = any(getattr(s, 'inflight', None) for s in sched.services)
     except Exception:       # interrupted anywhere: the words must not fail
         task, waiting = None, False

@@ -27,7 +27,7 @@ from ..vm import values as V
 from ..vm.blocks import UnrunnableCode
 from ..vm.interp import VM, where_of
 from ..vm.printing import to_str
-from ..vm.values import Task
+from ..vm.values import OModule, Task
 from . import watches
 from .modules import Modules
 from .store import StoreFailed, StoreUnreachable, TooDeep
@@ -158,6 +158,8 @@ class Scheduler:
         self.worker = 'run'       # this process's name among the workers of a database
         self.claim = False        # claim each task in its own commit (several workers)
         self.grouped = None        # turns done in the group not yet committed (run_ready)
+        self.current = None        # the task whose turn this process is running
+        self.changed_defs = {}     # modules whose definitions this turn changed
         self.depths = {}           # the frames' depths seen in this turn (depth)
         self.solo = 0              # turns to run one commit each (after a failed group)
         self.services = []        # effects: objects with accepts/suspend/poll/busy/wait
@@ -170,11 +172,11 @@ class Scheduler:
         # event of one service ends the wait whichever service it waits for.
         self.wakeup = threading.Event()
 
-    # The VM checks `host.waiters` (truthy while any watch is active) before
+    # The VM checks `host.waiters` (true once any task has watched) before
     # reporting changes.
     @property
     def waiters(self):
-        return self.world.watches
+        return self.world.watching
 
     # ------------------------------------------------------------ tasks
     def new_task(self, frame, name):
@@ -210,9 +212,35 @@ class Scheduler:
         V.note_change(obj)      # a watched evaluation may have handed out what it made
         if getattr(obj, '_ow', None):
             watches.changed(self.world, obj, self.make_ready)
+        if type(obj) is OModule:
+            # Whatever changed in it (`mod.x = v`, a definition): its
+            # definitions may have.
+            self.definitions_changed(obj)
 
-    def watch(self, task, reads):
-        return watches.register(self.world, task, reads, 'token')
+    def changed_global(self, module, old, new):
+        V.note_change(module)
+        if getattr(module, '_ow', None):
+            watches.changed(self.world, module, self.make_ready)
+        if V.is_definition(old) or V.is_definition(new):
+            self.definitions_changed(module)
+
+    def definitions_changed(self, module):
+        """Note that `module`'s definitions changed: the waits that read
+        them wake at the end of this turn, or before a commit within it
+        (`wake_definition_readers`), once however many changed."""
+        if module.defs_watched:
+            self.changed_defs[id(module)] = module
+
+    def wake_definition_readers(self):
+        """Wake the waits that read the definitions this turn changed
+        (runtime/watches.py `definitions_changed`), in its transaction."""
+        mods = self.changed_defs
+        if mods:
+            self.changed_defs = {}
+            watches.definitions_changed(self.world, mods, self.make_ready)
+
+    def watch(self, task, reads, defs=()):
+        return watches.register(self.world, task, reads, 'token', defs)
 
     def unwatch(self, watch):
         watches.unwatch(self.world, watch)
@@ -387,14 +415,14 @@ class Scheduler:
         from ZODB.POSException import ConflictError
         w = self.world
         task = w.ready.popleft()
-        # Taken off the queue and recorded as this worker's in one
-        # transaction: a task is always ready, running, waiting or done,
-        # even when the process dies right here (`recover` finds it).
         task.state = 'running'
-        w.running[self.worker] = task
         if self.claim:
             # Claim the task in a transaction of its own, so two workers never
-            # run it at once.
+            # run it at once: taken off the queue and recorded as this
+            # worker's in one transaction, so a task is always ready,
+            # running, waiting or done, even when the process dies right
+            # here (`recover` finds it).
+            w.running[self.worker] = task
             try:
                 self.commit()
             except ConflictError:
@@ -491,6 +519,8 @@ class Scheduler:
         """Undo the current turn: its database changes and its output."""
         del self.buffer[:]
         del self.reports[:]
+        self.current = None
+        self.changed_defs = {}
         self.vm.out = self.buffer
         with committing:
             self.txn.abort()
@@ -571,7 +601,7 @@ class Scheduler:
             return 'task %d has ended already' % task.id
         task.resume = ('error', V.make_error('cancelled ' + reason))
         task.parked = False
-        if task in w.ready or task in w.running.values():
+        if task in w.ready or task.state == 'running' or task in w.running.values():
             # A turn under way (in this or another worker) or due: the error
             # meets it at its next step; a worker running it now conflicts
             # with this change and runs the turn again from here.
@@ -629,17 +659,19 @@ class Scheduler:
         watches.release(self.world, task)
         task.waiting = None
         task.state = 'running'
-        self.world.running[self.worker] = task
+        self.current = task
         while True:
             status = self.vm.run(task, self.ticks)
             if status != 'yield':
                 break
             after_slice = self.txn.after_slice
             if after_slice is not None:
+                self.mark_running(task)
                 after_slice(self)
-                task = self.world.tasks[tid]
+                task = self.current = self.world.tasks[tid]
             now = time.time()
             if now - slice_start >= self.SLICE_SECONDS:
+                self.mark_running(task)
                 before = self.stored_size()
                 self.end_turn()
                 if self.grouped:
@@ -659,7 +691,10 @@ class Scheduler:
                 warned = True
                 start = now
                 written = 0
-        del self.world.running[self.worker]
+        self.current = None
+        self.wake_definition_readers()
+        if self.world.running.get(self.worker) is task:
+            del self.world.running[self.worker]
         if task.crashes:
             task.crashes = 0
         self.settle(task, status)
@@ -669,6 +704,19 @@ class Scheduler:
             self.end_turn()
         if self.txn.after_slice is not None:
             self.txn.after_slice(self)
+
+    def mark_running(self, task):
+        """Before a commit in the middle of `task`'s turn: wake the waits
+        on definitions the turn changed so far, and record the task as this
+        worker's running task, so that `recover` runs it first if the
+        process stops before the turn ends.  A turn that ends before any
+        commit of its own needs no such record (a crash undoes it, and the
+        task is still in the ready queue), and writing it -- set and
+        deleted in one transaction -- was a record more in every turn."""
+        self.wake_definition_readers()
+        w = self.world
+        if w.running.get(self.worker) is not task:
+            w.running[self.worker] = task
 
     def runaway(self, task, seconds, written):
         """Why the turn of `task` must stop, or None."""
@@ -726,7 +774,7 @@ class Scheduler:
             w.tasks.pop(task.id, None)
             if status == 'failed' and importer is None:
                 self.report(task)
-            if w.watches:
+            if w.watching:
                 self.changed(task)
         else:
             self.suspend(task, status[1])
@@ -754,7 +802,7 @@ class Scheduler:
             task.waiting = ('sleep', when)
             w.add_timer(when, task)
         elif kind is R.Change:
-            task.waiting = watches.register(w, task, request.objs, 'change')
+            task.waiting = watches.register(w, task, request.objs, 'change', request.defs)
         elif kind is R.Token:
             watch = request.watch
             task.waiting = watch
@@ -794,7 +842,7 @@ class Scheduler:
         else:
             q.items.append(value)
             q._p_changed = True
-        if self.world.watches:
+        if self.world.watching:
             self.changed(q)
 
     def end_turn(self):

@@ -1,9 +1,8 @@
 """The watch index: which waiting tasks a change to an object wakes.
 
 A `Watch` (runtime/world.py) records the objects one watched evaluation of a
-task read (docs/language.md §15.2).  The world keeps the active ones by id
-(`world.watches`); each watched object keeps its own in `_ow`, in the order
-they were made, in one of these forms:
+task read (docs/language.md §15.2).  Each watched object keeps its own in
+`_ow`, in the order they were made, in one of these forms:
 
 - no `_ow`: no watch;
 - a Watch, or a tuple of up to INLINE of them: kept in the object's own
@@ -25,6 +24,15 @@ so the commit fails with a ConflictError and the turn runs again from the
 new state (runtime/scheduler.py `run_one`).  Two workers adding waiters to
 one object conflict the same way on an index in its record; a tree's
 buckets resolve such conflicts instead (ostinato/zeo.py).
+
+Whether a watch is active is read from its task (`active`), not kept in an
+index of the world's: a 'change' watch is active while its task sleeps on
+it, a reactive loop's token until it is marked dirty.  An index of the
+active watches (`world.watches`, schema 6 and older) was a record written by
+every message's intake and again by the turn that answered it.  A watch
+has an id only once it enters a WatchTree, whose key it is (`_key`): most
+never do, and the counter they take it from lives in the World record,
+which a wait then does not write.
 
 These functions work on the world alone: the scheduler calls them (and
 passes its `make_ready` as `wake`), and so does `db pack`'s pruning of
@@ -53,11 +61,39 @@ def of(obj):
     return tuple(ws.values())
 
 
-def _add(o, watch):
+def active(watch):
+    """Whether a change to one of `watch`'s objects fires it: a 'change'
+    watch while its task sleeps on it, a token until it is marked dirty
+    (and while its task lives)."""
+    t = watch.task
+    if watch.kind == 'token':
+        return not watch.dirty and not t.done
+    return t.waiting is watch and t.state == 'waiting'
+
+
+def _key(world, watch):
+    """`watch`'s key in a WatchTree: its id, given on first use from the
+    world's counter, so that a tree keeps its watches in the order they
+    entered it."""
+    wid = watch.id
+    if not wid:
+        wid = watch.id = world.next_watch_id
+        world.next_watch_id = wid + 1
+    return wid
+
+
+def _tree(world, ws):
+    tree = WatchTree()
+    for w in ws:
+        tree[_key(world, w)] = w
+    return tree
+
+
+def _add(world, o, watch):
     ws = getattr(o, '_ow', None)
     if ws is None:
         if type(o) is OModule:
-            o._ow = WatchTree({watch.id: watch})
+            o._ow = _tree(world, (watch,))
         else:
             o._ow = watch
     elif type(ws) is Watch:
@@ -66,11 +102,9 @@ def _add(o, watch):
         if len(ws) < INLINE:
             o._ow = ws + (watch,)
         else:
-            tree = WatchTree({w.id: w for w in ws})
-            tree[watch.id] = watch
-            o._ow = tree
+            o._ow = _tree(world, ws + (watch,))
     else:
-        ws[watch.id] = watch
+        ws[_key(world, watch)] = watch
         # The task read `o` and sleeps on it, but writes only the tree: if
         # another worker changed `o` meanwhile and committed first, this
         # commit must fail (ConflictError: the turn runs again and sees the
@@ -91,54 +125,98 @@ def _remove(o, watch):
         if any(w is watch for w in ws):
             rest = tuple(w for w in ws if w is not watch)
             o._ow = rest[0] if len(rest) == 1 else rest
-    elif type(ws) is not Watch and watch.id in ws:
+    elif type(ws) is not Watch and watch.id and ws.get(watch.id) is watch:
         del ws[watch.id]
 
 
-def register(world, task, objs, kind):
-    """A new active Watch of `task` on `objs` (each once), in every object's
-    index.  kind 'change' (wait until / x!) or 'token' (a reactive loop)."""
-    watch = Watch(world.next_watch_id, task, [], kind)
-    world.next_watch_id += 1
+def indexed(watch):
+    """Whether every object `watch` watches holds it in its index."""
+    for o in watch.objs:
+        ws = getattr(o, '_ow', None)
+        if ws is None:
+            return False
+        if type(ws) is Watch or type(ws) is tuple:
+            if not (ws is watch or (type(ws) is tuple and any(w is watch for w in ws))):
+                return False
+        elif not watch.id or ws.get(watch.id) is not watch:
+            return False
+    return True
+
+
+def register(world, task, objs, kind, defs=()):
+    """A new Watch of `task` on `objs` (each once), in every object's index,
+    and on the definitions of the modules `defs` (in no index: see
+    `definitions_changed`).  kind 'change' (wait until / x!: active once
+    the task sleeps on it) or 'token' (a reactive loop)."""
+    watch = Watch(0, task, [], kind)
+    if not world.watching:
+        world.watching = True
+    if defs:
+        watch.defs = tuple(defs)
+        for m in defs:
+            if not m.defs_watched:
+                m.defs_watched = True
     seen = set()
     for o in objs:
         if id(o) in seen:
             continue
         seen.add(id(o))
         watch.objs.append(o)
-        _add(o, watch)
-    world.watches[watch.id] = watch
+        _add(world, o, watch)
     return watch
 
 
 def changed(world, obj, wake):
-    """`obj` changed: every active watch on it fires -- taken out of
-    `world.watches`, and a token marked dirty -- and wake(task, keep_watch=True) is
-    called for each task that sleeps on one of them, in the order the
-    watches were made.
+    """`obj` changed: every active watch on it fires -- a token is marked
+    dirty -- and wake(task, keep_watch=True) is called for each task that
+    sleeps on one of them, in the order the watches were made.
 
-    A watch a task sleeps on stays in the objects' indexes, inactive (the
-    indexes skip ids not in `world.watches`), and in the task's `waiting`,
-    until the task's next turn drops it (`release`): the wait the task goes
-    back to mostly watches the same objects, so their indexes are written
-    once, by that turn, not by this transaction as well (a chat message's
-    intake wrote the indexes of the module, the thread, its messages and
-    the last reply, and the turn that answered wrote them again).  A token
-    no task sleeps on is dropped at once."""
+    A watch a task sleeps on stays in the objects' indexes, inactive (its
+    task is no longer waiting), and in the task's `waiting`, until the
+    task's next turn drops it (`release`): the wait the task goes back to
+    mostly watches the same objects, so their indexes are written once, by
+    that turn, not by this transaction as well (a chat message's intake
+    wrote the indexes of the module, the thread, its messages and the last
+    reply, and the turn that answered wrote them again).  A token no task
+    sleeps on is dropped at once, and so is a watch its task no longer
+    holds (left behind by a task that ended or was woken otherwise)."""
     for w in of(obj):
-        if w.id not in world.watches:
+        t = w.task
+        if not active(w):
+            if t.waiting is not w:
+                drop(w)
             continue
-        del world.watches[w.id]
         if w.kind == 'token':
             # Only a reactive loop reads `dirty`; a 'change' watch that
-            # fired is one out of `world.watches`, and writing it too was a
-            # record more in every chat message's intake.
+            # fired is inactive by its task's state, and writing it too was
+            # a record more in every chat message's intake.
             w.dirty = True
-        t = w.task
         if t.waiting is w:
             wake(t, keep_watch=True)
         else:
             drop(w)
+
+
+def definitions_changed(world, modules, wake):
+    """The definitions of `modules` (id -> OModule) changed (a top level
+    ran: a load, an upgrade): every active watch that read them fires, as
+    in `changed`, in the order of its task's id.
+
+    Waits that read only a module's definitions -- a function it calls, a
+    builtin -- are in no index of the module: each wait of every chat
+    dialogue would otherwise write the channels module's index.  Finding
+    them walks the live tasks, which happens only when the definitions of
+    a module some wait read change (`OModule.defs_watched`), and a module's
+    top level running while tasks wait on it is rare."""
+    for t in list(world.tasks.values()):
+        w = t.waiting
+        if type(w) is not Watch or not w.defs or not active(w):
+            continue
+        if not any(id(m) in modules for m in w.defs):
+            continue
+        if w.kind == 'token':
+            w.dirty = True
+        wake(t, keep_watch=True)
 
 
 def release(world, task):
@@ -146,16 +224,13 @@ def release(world, task):
     (`changed`), drop that watch from the objects' indexes.  Call before
     `task.waiting` changes."""
     w = task.waiting
-    if isinstance(w, Watch) and w.id not in world.watches:
+    if isinstance(w, Watch) and not active(w):
         drop(w)
 
 
 def unwatch(world, watch):
     """Forget a watch (a reactive loop evaluates again, a cancelled task):
-    out of `world.watches` if it did not fire, out of the indexes if it is
-    still in them."""
-    if watch.id in world.watches:
-        del world.watches[watch.id]
+    out of the indexes of its objects."""
     drop(watch)
 
 
@@ -165,10 +240,7 @@ def drop(watch):
         _remove(o, watch)
 
 
-def unwatch_where(world, pred):
-    """Forget every active watch whose task satisfies pred(task) (pruning
-    ended tasks); returns how many."""
-    gone = [w for w in world.watches.values() if pred(w.task)]
-    for w in gone:
-        unwatch(world, w)
-    return len(gone)
+def count_active(world):
+    """How many tasks sleep on an active watch (for `ostinato db info`)."""
+    return sum(1 for t in world.tasks.values()
+               if isinstance(t.waiting, Watch) and active(t.waiting))

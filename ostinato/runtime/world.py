@@ -1,6 +1,6 @@
 """The world: every piece of state a run keeps between turns.
 
-Modules by name, tasks by id, the FIFO ready queue, timers, active watches,
+Modules by name, tasks by id, the FIFO ready queue, timers,
 the main task, the outbox of bot messages and each effect service's state
 live in one object graph rooted here, made only of picklable values, so the
 whole world can be stored and reloaded between any two instructions (the
@@ -21,7 +21,7 @@ from persistent import Persistent
 
 from ..vm import values as V
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 10
 
 
 class Watch(Persistent):
@@ -39,8 +39,12 @@ class Watch(Persistent):
 
     # The stored state leaves out what equals these (vm/values.py
     # `without_defaults`).
+    id = 0              # its key in WatchTrees, given when it first enters one
     kind = 'change'
     dirty = False
+    # Modules of which the evaluation read only definitions: not in their
+    # indexes; a change of their definitions fires it (runtime/watches.py).
+    defs = ()
 
     def __init__(self, wid, task, objs, kind):
         self.id = wid
@@ -54,9 +58,9 @@ class Watch(Persistent):
 
 
 class WatchTree(IOBTree):
-    """Watches by id: the active ones (`world.watches`) and those of an
-    object watched by more than a few tasks, or of a module (its `_ow`,
-    runtime/watches.py).  Every turn of a waiting task
+    """Watches by id: those of an object watched by more than a few tasks,
+    or of a module (its `_ow`, runtime/watches.py); the active ones of a
+    database of schema 6 or older (`world.watches`).  Every turn of a waiting task
     takes a watch out of these and puts a new one in, at the end, so a
     turn rewrites the bucket each touches, and the internal node above
     when a bucket splits or empties.  An IOBTree's buckets hold up to 120
@@ -84,7 +88,15 @@ class ReadyQueue(Persistent):
     of ReadyLinks.  Nothing that grows with the queue lives in a record a
     turn rewrites: pushing writes the new link, the old last link and this
     small record; popping writes this record.  Each queued task knows its
-    link (`Task.ready_link`), so membership and removal cost O(1)."""
+    link (`Task.ready_link`), so membership and removal cost O(1).
+
+    A task queued while the queue is empty is kept in this record itself
+    (`task`: the queue is then its own task's link, the one at the front),
+    not in a link of its own: one message at a time, every message's
+    intake queued a task on an empty queue, and its link was a record more
+    (schema 9 and older)."""
+
+    task = None         # the front task, when it was queued on an empty queue
 
     def __init__(self):
         self.head = None
@@ -102,6 +114,8 @@ class ReadyQueue(Persistent):
         return link is not None and link.task is task
 
     def __iter__(self):
+        if self.task is not None:
+            yield self.task
         link = self.head
         while link is not None:
             if link.task is not None:
@@ -109,6 +123,13 @@ class ReadyQueue(Persistent):
             link = link.next
 
     def append(self, task):
+        if self.count == 0:
+            # Links emptied by `remove` are left behind: drop them.
+            self.head = self.tail = None
+            self.task = task
+            self.count = 1
+            task.ready_link = self
+            return
         link = ReadyLink(task)
         if self.tail is None:
             self.head = link
@@ -119,6 +140,15 @@ class ReadyQueue(Persistent):
         task.ready_link = link
 
     def appendleft(self, task):
+        front = self.task
+        if front is not None:
+            # Only the front task is kept here: it moves into a link.
+            self.task = None
+            link = ReadyLink(front, self.head)
+            self.head = link
+            if self.tail is None:
+                self.tail = link
+            front.ready_link = link
         link = ReadyLink(task, self.head)
         self.head = link
         if self.tail is None:
@@ -127,16 +157,20 @@ class ReadyQueue(Persistent):
         task.ready_link = link
 
     def popleft(self):
-        link = self.head
-        while link is not None and link.task is None:
-            link = link.next
-        if link is None:
-            raise IndexError('pop from an empty ready queue')
-        self.head = link.next
-        if self.head is None:
-            self.tail = None
+        task = self.task
+        if task is not None:
+            self.task = None
+        else:
+            link = self.head
+            while link is not None and link.task is None:
+                link = link.next
+            if link is None:
+                raise IndexError('pop from an empty ready queue')
+            self.head = link.next
+            if self.head is None:
+                self.tail = None
+            task = link.task
         self.count -= 1
-        task = link.task
         task.ready_link = None
         return task
 
@@ -158,6 +192,9 @@ class World(Persistent):
     main_path = None
     run_open = False              # an `ostinato run` started and has not finished
     test_stopped_at = None        # a test mode's note (runtime/runner.py)
+    # True once a task watched something: from then on the VM reports
+    # changes (runtime/watches.py).  Set once, so no wait writes the World.
+    watching = False
 
     def __init__(self):
         self.schema = SCHEMA_VERSION
@@ -170,8 +207,7 @@ class World(Persistent):
         self.timers = OOBTree()    # (wake_time, seq) -> Task
         self.seq = 0
         self.next_task_id = 1
-        self.next_watch_id = 1
-        self.watches = WatchTree()   # id -> Watch (active)
+        self.next_watch_id = 1     # the next key of a watch entering a WatchTree
         self.running = OOBTree()   # worker name -> the task whose turn it is running
         self.error_type = V.make_error_type()   # one per database
         self.outbox = Outbox()
@@ -218,7 +254,13 @@ class OutMessage(Persistent):
 
 class Outbox(Persistent):
     """The database's outgoing messages, by sequence number (the order they
-    were sent in), and how they fared."""
+    were sent in), and how they fared.
+
+    A message's number is one more than the last one pending, or than the
+    last one that left (`next_seq`, kept up to date by `remove`): adding one
+    writes the tree of pending messages, not this record as well -- a
+    record more in every turn that replied (schema 8 and older counted in
+    `next_seq` at every add)."""
 
     def __init__(self):
         self.next_seq = 1
@@ -227,10 +269,29 @@ class Outbox(Persistent):
         self.resent = 0               # sends begun again after a crash
         self.failed = 0               # messages the chat service refused for good
 
+    def last_seq(self):
+        """The number of the last message added (0: none yet)."""
+        pending = self.pending
+        last = self.next_seq - 1
+        return max(last, pending.maxKey()) if pending else last
+
     def add(self, channel, thread_id, text):
-        seq = self.next_seq
-        self.next_seq = seq + 1
+        seq = self.last_seq() + 1
         m = self.pending[seq] = OutMessage(seq, channel, thread_id, text)
+        return m
+
+    def remove(self, seq, outcome='sent'):
+        """Take message `seq` out, counted as `outcome` ('sent' or
+        'failed'); returns it, or None when it is not pending."""
+        m = self.pending.pop(seq, None)
+        if m is None:
+            return None
+        if seq >= self.next_seq:
+            self.next_seq = seq + 1
+        if outcome == 'sent':
+            self.sent += 1
+        else:
+            self.failed += 1
         return m
 
 

@@ -182,6 +182,7 @@ class _Block:
         self.starts = starts
         self.lines = []
         self.env = {'unbound_global': _unbound_global, 'equal': ops.equal,
+                    'note_global': V.note_global,
                     'truthy': ops.truthy,
                     # Operands past these bounds take the general path, which
                     # holds results to vm/limits.py.
@@ -338,12 +339,11 @@ class _Block:
         elif op == LOAD_GLOBAL:
             t = self.temp()
             k = self.const(arg)
-            if not self.read_module:
-                # A watched evaluation notes what it reads (the module, once).
-                self.emit('if reads is not None:')
-                self.emit('reads[id(module)] = module', 2)
-                self.read_module = True
             self.emit('%s = ns.get(%s)' % (t, k))
+            # A watched evaluation notes what it reads: the module, as a
+            # variable or for its definitions (values.note_global).
+            self.emit('if reads is not None:')
+            self.emit('note_global(reads, module, %s)' % t, 2)
             self.emit('if %s is None:' % t)
             self.emit('%s = unbound_global(%s)' % (t, k), 2)
             vs.append((t, None))
@@ -353,6 +353,11 @@ class _Block:
         elif op == STORE_GLOBAL:
             e, kind = self.pop()
             k = self.const(arg)
+            old = self.temp()
+            self.emit('%s = ns.get(%s) if waiters else None' % (old, k))
+            val = self.temp()
+            self.emit('%s = %s' % (val, e))
+            e = val
             if kind in ('int', 'bool', 'str'):
                 self.emit('ns[%s] = %s' % (k, e))
             else:
@@ -362,7 +367,7 @@ class _Block:
                 self.emit('ns[%s] = %s' % (k, e), 2)
             self.emit('module._p_changed = True')
             self.emit('if waiters:')
-            self.emit('host.changed(module)', 2)
+            self.emit('host.changed_global(module, %s, %s)' % (old, e), 2)
         elif op == POP:
             self.pop()
         elif op == DUP:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from . import limits, ops, printing, timefmt
+from . import extract, lemma, limits, ops, printing, timefmt
 from .values import (
     BUILTINS, Builtin, OList, OMap, OObject, OQueue, OSet, OstError, OType,
     Span, kind,
@@ -532,6 +532,8 @@ _TABLE = [
     ('parse_json', b_parse_json, ('text',)),
     ('now', b_now, ()),
     ('format_time', b_format_time, ('time', 'format')),
+    ('extract', extract.b_extract, ('text', 'kinds', 'now', 'zone', 'prefer', 'hours')),
+    ('lemma', lemma.b_lemma, ('text', 'lang')),
     ('add_property', b_add_property, ('type', 'mode', 'name', 'default')),
 ]
 

@@ -31,8 +31,14 @@ class Host(Protocol):
         `values.note_change` (a watch leaves out what its evaluation made
         only while nothing it did not make changed)."""
 
-    def watch(self, task: Any, reads: list) -> Any:
-        """Register a reactive loop's reads; returns a token with a `dirty` flag."""
+    def changed_global(self, module: Any, old: Any, new: Any) -> None:
+        """A variable of `module` went from `old` to `new` (STORE_GLOBAL):
+        `changed(module)`, and when either is a definition
+        (values.is_definition) the tasks that read its definitions wake too."""
+
+    def watch(self, task: Any, reads: list, defs: tuple = ()) -> Any:
+        """Register a reactive loop's reads (and the modules of which it read
+        only definitions); returns a token with a `dirty` flag."""
 
     def unwatch(self, token: Any) -> None:
         """Drop a token that `watch` returned (the loop evaluates again)."""

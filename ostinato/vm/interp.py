@@ -572,7 +572,7 @@ class VM:
                 elif op == LOAD_GLOBAL:
                     v = ns.get(arg)
                     if reads is not None:
-                        reads[id(module)] = module
+                        V.note_global(reads, module, v)
                     if v is None:
                         v = builtins_get(arg)
                         if v is None and arg == 'Error':
@@ -683,13 +683,14 @@ class VM:
                         ops.condition(v)
                 elif op == STORE_GLOBAL:
                     v = stack.pop()
+                    old = ns.get(arg) if waiters else None
                     if v is None:
                         ns.pop(arg, None)
                     else:
                         ns[arg] = v
                     module._p_changed = True
                     if waiters:
-                        host.changed(module)
+                        host.changed_global(module, old, v)
                 elif op == SUB:
                     b = stack.pop()
                     a = stack[-1]
@@ -1160,7 +1161,8 @@ class VM:
         frame.pc = arg
         frame._p_changed = True
         task.frame = frame
-        return ('suspend', R.Change(watched_objects(got, made)))
+        objs, defs = watched_objects(got, made)
+        return ('suspend', R.Change(objs, defs))
 
     def _wait_for_item(self, task, frame, pc, q):
         """FOR_ITER over an empty queue: suspend until an item comes."""
@@ -1283,7 +1285,8 @@ class VM:
             task.watch_depth -= 1
             got = task.reads
             task.reads = None
-            it.token = self.host.watch(task, list(watched_objects(got, V.record_fresh(False))))
+            objs, defs = watched_objects(got, V.record_fresh(False))
+            it.token = self.host.watch(task, list(objs), defs)
             if not it.has_last or not ops.equal(v, it.last):
                 it.last = v
                 it.has_last = True
@@ -1359,12 +1362,19 @@ def _same_locals(locs, stored):
 
 
 def watched_objects(reads, made):
-    """What a watch covers: the objects a watched evaluation read (`reads`,
+    """What a watch covers: (the objects a watched evaluation read (`reads`,
     id -> object), less those it made itself (`made`, values.record_fresh's
-    record; None when it could not keep one)."""
-    if not made:
-        return tuple(reads.values())
-    return tuple(o for o in reads.values() if id(o) not in made)
+    record; None when it could not keep one); the modules of which it read
+    only definitions (kept under negative ids: values.note_global))."""
+    objs = []
+    defs = []
+    for k, o in reads.items():
+        if k < 0:
+            if -k not in reads:
+                defs.append(o)
+        elif not made or k not in made:
+            objs.append(o)
+    return tuple(objs), tuple(defs)
 
 
 def _take(q, stack, waiters, host):

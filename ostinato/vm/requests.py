@@ -42,6 +42,8 @@ class Change(Request):
     """wait until / wait while / x!: resume when one of `objs` changes."""
     kind: ClassVar[str] = 'change'
     objs: tuple
+    # Modules whose definitions (not variables) it read (values.note_global).
+    defs: tuple = ()
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,27 @@ def record_fresh(on):
     return made
 
 
+def note_global(reads, module, v):
+    """A watched evaluation (`reads`: id -> object) read a name of `module`
+    whose value is `v`.  A name bound by `def`, `type` or `import`, or one
+    the module does not bind (a builtin), changes only when the module's
+    definitions do (its top level runs: a load, an upgrade): such a read is
+    kept under the negative id, and the wait it leads to does not join the
+    module's index -- every waiting chat dialogue looked up a function of
+    the channels module, so each of their waits wrote that index
+    (runtime/watches.py `register`'s `defs`)."""
+    if v is None or type(v) in DEFINITIONS:
+        reads.setdefault(-id(module), module)
+    else:
+        reads[id(module)] = module
+
+
+def is_definition(v):
+    """Whether a module variable holding `v` counts as a definition
+    (`note_global`): none (a builtin shows through) included."""
+    return v is None or type(v) in DEFINITIONS
+
+
 def note_change(obj):
     """`obj` changed: if the evaluation being recorded did not make it, what
     it made may now be reachable from outside -- record nothing more and
@@ -599,6 +620,10 @@ class OModule(Persistent):
         self.source = None
         self.code = None
 
+    # True once a wait read this module's definitions (runtime/watches.py
+    # `definitions_changed`); set once, never reset.
+    defs_watched = False
+
     def set(self, name, value):
         ns = self.ns
         if value is None:
@@ -775,3 +800,8 @@ def kind(v):
 def is_callable(v):
     t = type(v)
     return t is Function or t is Builtin or t is Curried or t is OType
+
+
+# What a module variable bound by `def`, `type` or `import` holds, and a
+# builtin (`note_global`).
+DEFINITIONS = (Function, OType, OModule, Builtin)

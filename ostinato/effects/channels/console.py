@@ -134,8 +134,7 @@ class ConsoleChannel(Service):
 
         def take():
             for m in queued:
-                del box.pending[m.seq]
-                box.sent += 1
+                box.remove(m.seq)
         sched.transact(take)
         for m in queued:
             self.out.write('%s\n' % (m.text,))

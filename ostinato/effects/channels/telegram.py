@@ -439,7 +439,7 @@ class TelegramChannel(Service):
                 user = st.users[m.user_id] = new_user(sched.world, m.user_id, m.user_name)
             elif user.get('name') != m.user_name:
                 ops.set_field(user, 'name', m.user_name)     # they renamed themselves
-                if sched.world.watches:
+                if sched.world.watching:
                     sched.changed(user)
             if _command(m.text) == '/timezone':
                 sched.deliver(CHANNEL, tid, set_timezone(user, m.text))
@@ -535,12 +535,10 @@ class TelegramChannel(Service):
             if kind == 'piece':
                 m.done = max(m.done, value[0])
                 if m.done >= value[1]:
-                    del box.pending[seq]
-                    box.sent += 1
+                    box.remove(seq)
                     self.inflight.discard(seq)
             else:
-                del box.pending[seq]
-                box.failed += 1
+                box.remove(seq, 'failed')
                 self.inflight.discard(seq)
                 self.log('could not send message %d: %s'
                          % (seq, str(value).replace('telegram: ', '', 1)))

@@ -109,7 +109,7 @@ def take_message(sched, name, key, conversation, text, zone):
     user = u.user
     if zone and user.get('timezone') != zone:
         ops.set_field(user, 'timezone', zone)
-        if sched.world.watches:
+        if sched.world.watching:
             sched.changed(user)
     if conversation is None:
         u.threads += 1
@@ -286,8 +286,7 @@ class WebChannel(Service):
 
         def confirm():
             for seq in mine:
-                if box.pending.pop(seq, None) is not None:
-                    box.sent += 1
+                box.remove(seq)
         sched.transact(confirm)
 
     def notify(self):

@@ -1,0 +1,47 @@
+"""The `lemma` built-in (docs/language.md §18): a text's words in their
+dictionary form, on simplemma, from .ost code through the real VM."""
+import io
+import textwrap
+
+from ostinato.runtime.runner import run_file
+
+
+def run_ost(tmp_path, source):
+    path = tmp_path / 'prog.ost'
+    path.write_text(textwrap.dedent(source))
+    out, err = io.StringIO(), io.StringIO()
+    code = run_file(str(path), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_words_in_their_dictionary_form(tmp_path):
+    code, out, err = run_ost(tmp_path, '''
+        for t in ['swam 20 laps', 'walked the dog', 'did some Pilates', "ran a 5k, didn't stop",
+                  'stretching', 'got a 1h15 bike ride in', '']:
+            print(quote(lemma(t)))
+        ''')
+    assert (code, err) == (0, '')
+    assert out.splitlines() == ["'swim 20 lap'", "'walk the dog'", "'do some Pilates'",
+                                "'run a 5k, didn\\'t stop'", "'stretch'",
+                                "'get a 1h15 bike ride in'", "''"]
+
+
+def test_bad_arguments_are_catchable_errors(tmp_path):
+    code, out, err = run_ost(tmp_path, '''
+        for args in [[3, 'en'], ['x', 'xx'], ['x', 5]]:
+            try:
+                lemma(args[0], args[1])
+            catch e:
+                print(e.message)
+        try:
+            lemma(sjoin(['a' for i in 0..5000], ''))
+        catch e:
+            print(e.message)
+        ''')
+    assert (code, err) == (0, '')
+    assert out.splitlines() == [
+        'lemma() does not accept int',
+        "lemma() does not know the language 'xx'",
+        'lemma() does not accept int as a language',
+        'lemma() text too large: 5,000 characters (the limit is 4,096)',
+    ]
