@@ -226,3 +226,49 @@ def test_workers_wait_for_a_restarted_postgresql_and_go_on(tmp_path, pg_db):
         assert err.count('PostgreSQL does not answer') == err.count('answers again'), err
         lines = [ln for ln in err.splitlines() if ln.startswith('ostinato: worker')]
         assert all('serving' in ln or 'PostgreSQL' in ln or 'holds' in ln for ln in lines), err
+
+
+def test_any_worker_serves_the_web_page(tmp_path, pg_db):
+    """Two workers with --web on one database: a user signed in on either
+    is answered (by whichever worker runs the turn); one killed, the other
+    still serves."""
+    from web_support import Client, free_port
+    shutil.copy(HERE / 'telegram' / 'counter.ost', tmp_path)
+    r = ost('run', '--db', pg_db, 'counter.ost', cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    ports = [free_port(), free_port()]
+    workers = [Worker(tmp_path, pg_db, 'w%d' % i, '--web', '127.0.0.1:%d' % port,
+                      USER='ann', TZ='UTC')
+               for i, port in enumerate(ports)]
+
+    def signed_in(port, name):
+        out = ost('web', 'invite', name, '--db', pg_db, cwd=tmp_path)
+        assert out.returncode == 0, out.stderr
+        link = out.stdout.strip()
+        link = 'http://127.0.0.1:%d/login?%s' % (port, link.split('/login?', 1)[1])
+        c = Client('http://127.0.0.1:%d' % port)
+        c.login(link)
+        return c
+
+    def replied(c, want):
+        def look():
+            r = c.get('/api/conversations/1')
+            return r.status_code == 200 and want in [m['text'] for m in r.json()['messages']]
+        return look
+    try:
+        for w in workers:
+            wait_for(lambda w=w: 'serving' in w.err(), 'the workers to start')
+        ann = signed_in(ports[0], 'ann')
+        bo = signed_in(ports[1], 'bo')
+        assert ann.send('hello').status_code == 200
+        assert bo.send('hi').status_code == 200
+        wait_for(replied(ann, '1: hello'), 'the reply on the first worker')
+        wait_for(replied(bo, '1: hi'), 'the reply on the second worker')
+        workers[0].proc.kill()
+        workers[0].proc.wait()
+        assert bo.send('again', conversation=1).status_code == 200
+        wait_for(replied(bo, '2: again'), 'the reply after the other worker died')
+    finally:
+        for w in workers:
+            w.stop()
+    assert 'Traceback' not in workers[1].err(), workers[1].err()
