@@ -272,3 +272,35 @@ def test_any_worker_serves_the_web_page(tmp_path, pg_db):
         for w in workers:
             w.stop()
     assert 'Traceback' not in workers[1].err(), workers[1].err()
+
+
+def test_a_model_request_of_a_killed_worker_is_asked_again_by_another(tmp_path, pg_db):
+    from fakes.ollama import FakeOllama
+    shutil.copy(HERE / 'pg' / 'ask.ost', tmp_path)
+    r = ost('run', '--db', pg_db, 'ask.ost', cwd=tmp_path)
+    assert r.stdout == 'queued\n', r.stderr
+    answer = {'action': 'answer', 'text': 'Paris'}
+    with FakeOllama() as fake:
+        fake.hold(answer)           # the first worker's request: never answered
+        w1 = Worker(tmp_path, pg_db, 'w1', '--llm', 'ollama', OLLAMA_HOST=fake.url)
+        w2 = None
+        try:
+            wait_for(lambda: 'serving' in w1.err(), 'w1 to start')
+            r = ost('repl', '--db', pg_db, cwd=tmp_path, input='import ask\nask.flag.go = true\n')
+            assert r.returncode == 0, r.stderr
+            wait_for(lambda: len(fake.bodies) == 1, 'w1 to ask the model')
+            w1.proc.kill()
+            w1.proc.wait()
+            fake.always(answer)
+            w2 = Worker(tmp_path, pg_db, 'w2', '--llm', 'ollama', OLLAMA_HOST=fake.url)
+            wait_for(lambda: 'the model says: Paris' in w2.out(), 'w2 to ask again and go on')
+            r = ost('db', 'check', '--db', pg_db, cwd=tmp_path)
+            assert r.returncode == 0, r.stdout
+        finally:
+            fake.release()
+            w1.stop()
+            if w2 is not None:
+                w2.stop()
+    assert len(fake.bodies) == 2
+    assert w2.out() == 'the model says: Paris\n'
+    assert 'Traceback' not in w2.err(), w2.err()
