@@ -103,6 +103,9 @@ def _quiet_storage_logs():
 
     handler = OneLine()
     for name, level in (('ZODB', logging.ERROR), ('ZEO', logging.ERROR),
+                        # A lost PostgreSQL server is reported once, in words
+                        # (runtime/pg.py), not at every connection RelStorage tries.
+                        ('relstorage', logging.CRITICAL + 1),
                         ('ZODB.Connection', logging.CRITICAL + 1),
                         ('ZODB.serialize', logging.CRITICAL + 1)):
         log = logging.getLogger(name)
@@ -414,7 +417,7 @@ def _operator_log(log_path, db, memory, console, world):
         return OperatorLog(path=log_path)       # checked before the database was opened
     if console.terminal and isatty(sys.stderr):
         from .effects.channels.chat import channels_module
-        base = 'ostinato' if memory or db.startswith('zeo:') else os.path.splitext(db)[0]
+        base = 'ostinato' if memory or _shared(db) else os.path.splitext(db)[0]
         return OperatorLog(path=_log_file(base + '.log'), notice=sys.stderr,
                            active=lambda: channels_module(world) is not None)
     return None
@@ -548,6 +551,12 @@ def serve(file, db, memory, worker, accept_truncation, llm, model, llm_servers, 
     except StoreError as e:
         fail(str(e))
     server.sched.oplog = oplog
+    if server.lease is not None:
+        # Workers on PostgreSQL: one of them polls the bot at a time.
+        from .effects.channels.telegram import TelegramChannel
+        for channel in channels:
+            if isinstance(channel, TelegramChannel):
+                channel.gate = server.gate('telegram')
     _stop_on_signals()
     status = 0
     where = 'memory' if memory else db
@@ -562,7 +571,7 @@ def serve(file, db, memory, worker, accept_truncation, llm, model, llm_servers, 
         if server.zeo is not None:
             click.echo('ostinato: serving %s on %s' % (db, server.zeo.path), err=True)
         else:
-            click.echo('ostinato: worker %s serving %s' % (worker, where), err=True)
+            click.echo('ostinato: worker %s serving %s' % (worker, _shown(where)), err=True)
         if not channels:
             click.echo('ostinato: no chat channel in this process (add --telegram or --web): users reach '
                        'the skills only through another worker\'s channel', err=True)
@@ -606,7 +615,7 @@ def repl(db, memory, accept_truncation):
         store = attach(db, memory, accept_truncation=accept_truncation)
     except StoreError as e:
         fail(str(e))
-    standalone = memory or not (db.startswith('zeo:') or live_socket(db))
+    standalone = memory or not (_shared(db) or live_socket(db))
     # Ctrl-C stops a running statement, but never in the middle of a commit.
     import signal
     from .runtime.scheduler import interrupt
@@ -614,7 +623,7 @@ def repl(db, memory, accept_truncation):
     try:
         if sys.stdin.isatty():
             click.echo('Ostinato %s on %s -- :help for help' % (
-                __import__('ostinato').__version__, 'memory' if memory else db))
+                __import__('ostinato').__version__, 'memory' if memory else _shown(db)))
         status = Repl(store, standalone=standalone).loop()
     finally:
         store.close()
@@ -624,11 +633,24 @@ def repl(db, memory, accept_truncation):
 
 # ------------------------------------------------------------------ looking at a database
 
+def _shared(db):
+    """Whether `db` names a database server (ZEO, PostgreSQL) rather than a
+    file: no socket of a serve process, no file beside it."""
+    from .runtime.pg import is_postgres
+    return db.startswith('zeo:') or is_postgres(db)
+
+
+def _shown(db):
+    """`db` as it may be printed (a PostgreSQL address without its password)."""
+    from .runtime.pg import shown
+    return shown(db)
+
+
 def _existing_address(db):
     """Where to reach the database `db` that must exist already: the socket of
     a running `serve`, else the file.  Exits 2 when there is neither."""
     from .runtime.serve import live_socket
-    if db.startswith('zeo:'):
+    if _shared(db):
         return db
     sock = live_socket(db)
     if sock is not None:
@@ -656,13 +678,13 @@ def _open_for_reading(db, memory):
         return Store(address, storage=storage)
     except ReadOnlyError:
         storage.close()
-        fail('%s holds no Ostinato world yet' % db)
+        fail('%s holds no Ostinato world yet' % _shown(db))
     except StoreError as e:
         if storage is not None:
             storage.close()
         fail(str(e))
     except Exception as e:
-        fail('cannot open the database %s: %s' % (db, e))
+        fail('cannot open the database %s: %s' % (_shown(db), e))
     except BaseException:           # DamagedDatabase: reported by Commands
         if storage is not None:
             storage.close()
@@ -706,7 +728,7 @@ def tasks(words, db, memory, as_json, accept_truncation):
                 value = report.task_detail_data(store.world, task_id) if as_json \
                     else report.task_text(store.world, task_id)
         except report.NoSuchTask as e:
-            fail('%s in %s' % (e, 'memory' if memory else db))
+            fail('%s in %s' % (e, 'memory' if memory else _shown(db)))
     finally:
         store.close()
     if as_json:
@@ -740,7 +762,7 @@ def _act_on_task(action, task_id, db, memory, accept_truncation=False):
     from .runtime.scheduler import Scheduler
     from .runtime.serve import attach, live_socket
     from .runtime.store import StoreError
-    if not memory and not db.startswith('zeo:'):
+    if not memory and not _shared(db):
         _existing_address(db)
     try:
         store = attach(db, memory, accept_truncation=accept_truncation)
@@ -749,13 +771,13 @@ def _act_on_task(action, task_id, db, memory, accept_truncation=False):
     try:
         ok, text = act(store, Scheduler(store.world), task_id, action)
     except report.NoSuchTask as e:
-        fail('%s in %s' % (e, 'memory' if memory else db))
+        fail('%s in %s' % (e, 'memory' if memory else _shown(db)))
     finally:
         store.close()
     if not ok:
         fail(text)
     click.echo(text)
-    if not memory and not db.startswith('zeo:') and live_socket(db) is None:
+    if not memory and not _shared(db) and live_socket(db) is None:
         click.echo('(no serve runs on %s: it happens when `ostinato run` or `serve` next '
                    'starts on it)' % db)
 
@@ -780,7 +802,7 @@ def log_command(task_id, last, db, memory, as_json):
         entries = log_entries(world, task_id, last)
         if task_id is not None and not entries and task_id not in world.tasks \
                 and not 0 < task_id < world.next_task_id:
-            fail('no task with id %s in %s' % (task_id, 'memory' if memory else db))
+            fail('no task with id %s in %s' % (task_id, 'memory' if memory else _shown(db)))
         if as_json:
             for e in entries:
                 click.echo(_json.dumps(e.as_dict(), ensure_ascii=False))
@@ -809,7 +831,7 @@ def db_info(db, memory, as_json):
     from .runtime import report
     store = _open_for_reading(db, memory)
     try:
-        where = 'memory' if memory else db
+        where = 'memory' if memory else _shown(db)
         if not memory and store.address != db:
             where = '%s (live, through %s)' % (db, store.address)
         if as_json:
@@ -906,7 +928,7 @@ def db_pack(days, db, memory, accept_truncation):
         store = Store(address, memory=memory, accept_truncation=accept_truncation)
     except StoreError as e:
         fail(str(e))
-    local = not memory and not address.startswith('zeo:')
+    local = not memory and not _shared(address)
     try:
         def size():
             return os.path.getsize(db) if local else store.storage.getSize()
@@ -920,11 +942,58 @@ def db_pack(days, db, memory, accept_truncation):
         store.close()
     if pruned:
         click.echo('pruned %d ended task%s' % (pruned, '' if pruned == 1 else 's'))
-    click.echo('packed %s: %s -> %s' % ('memory' if memory else db, report.human_size(before),
+    click.echo('packed %s: %s -> %s' % ('memory' if memory else _shown(db), report.human_size(before),
                                          report.human_size(after)))
     if local and os.path.exists(db + '.old'):
         click.echo('the file as it was is kept as %s.old (with the old revisions the pack '
                    'dropped, only there now); delete it when you no longer need them' % db)
+
+
+@db_group.command('copy', epilog=_examples(
+    'ostinato db copy diet.fs postgresql://ostinato@db.example/diet',
+    'ostinato db copy postgresql:///diet backup.fs'))
+@click.argument('source')
+@click.argument('destination')
+def db_copy(source, destination):
+    """Copy the database SOURCE into DESTINATION, which must be new or
+    empty: each a file, zeo://HOST:PORT, zeo:SOCKET or postgresql://....
+
+    Stop every worker on SOURCE first (a file served by `serve` is refused
+    while it runs); the copy is checked as it is read."""
+    from .runtime.dbcopy import copy
+    from .runtime.serve import live_socket
+    from .runtime.store import StoreError, open_storage
+    if not _shared(source):
+        _existing_address(source)
+        if live_socket(source):
+            fail('%s is served by a running `ostinato serve`: stop it first' % source)
+    if not _shared(destination) and os.path.exists(destination) \
+            and os.path.getsize(destination) > 4:
+        fail('%s exists already: db copy only fills a new database' % destination)
+    try:
+        src = open_storage(source, read_only=True)
+    except StoreError as e:
+        fail(str(e))
+    try:
+        try:
+            dst = open_storage(destination)
+        except StoreError as e:
+            fail(str(e))
+        try:
+            transactions, records = copy(src, dst)
+        except StoreError as e:
+            fail(str(e))
+        except Exception as e:        # a record the source or the destination refused
+            fail('the copy stopped: %s: %s; the destination is incomplete: empty it (or '
+                 'remove the file) before copying again'
+                 % (type(e).__name__, ' '.join(str(e).split())[:300]))
+        finally:
+            dst.close()
+    finally:
+        src.close()
+    click.echo('copied %s to %s: %d transaction%s, %d record%s'
+               % (_shown(source), _shown(destination), transactions,
+                  '' if transactions == 1 else 's', records, '' if records == 1 else 's'))
 
 
 @db_group.command('verify', epilog=_examples('ostinato db verify --db diet.fs'))
@@ -939,6 +1008,18 @@ def db_verify(db):
     run while `serve` or `run` use the file."""
     from .runtime.filestore import verify
     from .runtime.store import StoreError
+    if _shared(db) and not db.startswith('zeo:'):
+        from .runtime.store import Store, StoreError
+        from .runtime.verify import verify_objects
+        try:
+            store = Store(db)
+        except StoreError as e:
+            fail(str(e))
+        try:
+            problems = verify_objects(store, _shown(db), sys.stdout)
+        finally:
+            store.close()
+        sys.exit(EXIT_DAMAGED if problems else 0)
     if db.startswith('zeo:'):
         fail('db verify reads a database file: give --db the path of the file the ZEO '
              'server serves')

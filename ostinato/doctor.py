@@ -76,9 +76,13 @@ def database_finding(db):
     from .runtime.serve import live_socket
     from .runtime.store import _process_name
     from .runtime.world import SCHEMA_VERSION
-    details = {'path': db}
+    from .runtime.pg import is_postgres, shown
+    details = {'path': shown(db)}
     if db.startswith('zeo:'):
         return Finding('database', 'ok', '%s: a ZEO server (not opened here)' % db, details)
+    if is_postgres(db):
+        return Finding('database', 'ok', '%s: a PostgreSQL database (not opened here)'
+                       % shown(db), details)
     if not os.path.exists(db):
         return Finding('database', 'off', '%s: none yet (the first run makes it)' % db, details)
     size = os.path.getsize(db)

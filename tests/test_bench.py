@@ -86,6 +86,21 @@ def test_peers_prints_both_systems_and_the_ratios(tmp_path):
     assert 'peers: langgraph ' in err
 
 
+def test_scale_prints_every_store_and_the_ratios(tmp_path, monkeypatch):
+    """bench/scale.py at a tiny size: FileStorage, ZEO and PostgreSQL (a
+    real server: no server fails this) with one and two workers."""
+    from pg_support import ADMIN, _admin
+    _admin().close()            # no PostgreSQL answering fails here, in words
+    monkeypatch.setenv('OSTINATO_BENCH_PG', ADMIN)
+    figures, _, _ = run_bench('scale.py', '--jobs', '3', '--steps', '2', '--rounds', '2',
+                              '--workers', '1,2', tmp_path=tmp_path)
+    for name in ('file_w1', 'zeo_w1', 'zeo_w2', 'pg_w1', 'pg_w2'):
+        for what in ('burst_turns_per_s', 'resume_p50', 'resume_p99', 'bytes_per_turn'):
+            assert '%s_%s' % (name, what) in figures, sorted(figures)
+    for name in ('pg_w1_vs_file_burst', 'pg_w2_vs_pg_w1_burst', 'zeo_w2_vs_zeo_w1_burst'):
+        assert figures[name] > 0
+
+
 def test_extract_prints_its_figures(tmp_path):
     figures, _, _ = run_bench('extract.py', '--rounds', '1', tmp_path=tmp_path)
     assert set(figures) == {'extract_load', 'extract_past', 'extract_future'}

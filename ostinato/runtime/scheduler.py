@@ -30,7 +30,7 @@ from ..vm.printing import to_str
 from ..vm.values import OModule, Task
 from . import settings, watches
 from .modules import Modules
-from .store import StoreFailed, TooDeep
+from .store import StoreFailed, StoreUnreachable, TooDeep
 from .txn import Transactions
 from .world import Watch, World
 
@@ -261,14 +261,21 @@ class Scheduler:
         return self.modules.start_main(path, module_name)
 
     # ------------------------------------------------------------ running
-    def recover(self):
+    def recover(self, worker=None, crashed=True):
         """After a restart: a task whose turn this worker was running when the
-        process stopped (its checkpoints are committed) goes on first."""
+        process stopped (its checkpoints are committed) goes on first.  With
+        `worker`, the same for another worker that is gone (runtime/serve.py
+        knows it is gone).  Not `crashed`: the turn did not crash, its
+        worker lost the database server mid-turn (runtime/serve.py)."""
         w = self.world
-        t = w.running.get(self.worker)
+        worker = worker or self.worker
+        t = w.running.get(worker)
         if t is not None:
-            del w.running[self.worker]
-            if not t.done and t not in w.ready:
+            del w.running[worker]
+            if not t.done and t not in w.ready and not crashed:
+                t.state = 'ready'
+                w.ready.appendleft(t)
+            elif not t.done and t not in w.ready:
                 # The process stopped in this task's turn.  Again and again
                 # (a crash in native code, the OOM killer): park it rather
                 # than crash at every start.
@@ -392,7 +399,7 @@ class Scheduler:
                 self.end_turn()
             except ConflictError:
                 self.abort()
-            except StoreFailed:
+            except (StoreFailed, StoreUnreachable):
                 self.abort()
                 raise                       # the disk: no task's fault, and none can go on
             except Exception:
@@ -449,6 +456,12 @@ class Scheduler:
                                % (e, task.id, task.id))
                 return
             except Exception as e:  # a bug of ours: the task fails, the rest goes on
+                if isinstance(e, StoreUnreachable):
+                    try:
+                        self.abort()
+                    except StoreUnreachable:
+                        pass
+                    raise                   # the server: no task's fault (serve waits for it)
                 self.abort()
                 if isinstance(e, StoreFailed):
                     raise                   # the disk: no task's fault, and none can go on
@@ -513,6 +526,13 @@ class Scheduler:
         self.vm.out = self.buffer
         with committing:
             self.txn.abort()
+
+    def abort_quietly(self):
+        """Undo the current turn when the database server may be gone."""
+        try:
+            self.abort()
+        except StoreUnreachable:
+            pass
 
     def diagnose_unstorable(self, task):
         """The commit failed on a value that does not pickle, and the failed

@@ -16,8 +16,9 @@ import socket
 import threading
 import time
 
+from .pg import is_postgres
 from .scheduler import Scheduler, committing
-from .store import Store, StoreError, open_storage
+from .store import Store, StoreError, StoreUnreachable, open_storage
 from .txn import StoreTransactions
 
 
@@ -52,7 +53,7 @@ def attach(db=None, memory=False, accept_truncation=False):
     if memory:
         return Store(memory=True)
     db = db or os.environ.get('OSTINATO_DB') or 'ostinato.fs'
-    if db.startswith('zeo:'):
+    if db.startswith('zeo:') or is_postgres(db):
         return Store(db)
     sock = live_socket(db)
     if sock is not None:
@@ -122,6 +123,33 @@ class ZEOThread:
                 pass        # not empty (not ours alone) or gone
 
 
+# How long a worker's lock must stay free before its claims go to others
+# (runtime/pg.py): longer than a live worker takes to take its lock again
+# after PostgreSQL restarted (it looks every watch_seconds, 1 s).
+GONE_AFTER = 5.0
+
+
+def worker_lock_name(worker):
+    return 'worker ' + worker
+
+
+def worker_lease(db, worker, patience=10.0):
+    """Take the lock of worker `worker` on the PostgreSQL database `db`
+    (runtime/pg.py): held while this worker runs.  A worker of the same
+    name that was just killed may hold it a moment longer (its session is
+    ending): wait for it a little, then refuse."""
+    from . import pg
+    lease = pg.Lock(db, worker_lock_name(worker))
+    end = time.time() + patience
+    while not lease.acquire(wait=False):
+        if time.time() >= end:
+            lease.release()
+            raise StoreError('a worker named %s already serves %s: give this one another '
+                             'name (--worker NAME)' % (worker, pg.shown(db)))
+        time.sleep(0.5)
+    return lease
+
+
 class _Serving(StoreTransactions):
     """A server's turns: committed to its store; idle, it looks at the
     database again (Server.idle)."""
@@ -142,7 +170,7 @@ class Server:
         import sys
         db = db or os.environ.get('OSTINATO_DB') or 'ostinato.fs'
         self.zeo = None
-        self.shared = db.startswith('zeo:')
+        self.shared = db.startswith('zeo:') or is_postgres(db)
         if memory:
             # Nothing to share: no file names a socket for repl and tasks.
             self.store = Store(memory=True)
@@ -168,6 +196,21 @@ class Server:
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self.worker = worker
+        self.db = db
+        self.lease = None
+        self.locks = []
+        self.free_since = {}        # worker name -> when its lock was first seen free
+        if not memory and is_postgres(db):
+            # On PostgreSQL the second phase of a commit is the server's
+            # COMMIT: it fails when the server goes away, which the worker
+            # reports in words (wait_for_server) -- not also the transaction
+            # package's line about resources "in an inconsistent state".
+            logging.getLogger('txn').setLevel(logging.CRITICAL + 1)
+            try:
+                self.lease = worker_lease(db, worker)
+            except BaseException:
+                self.store.close()
+                raise
         self.watch_seconds = watch_seconds
         self.last_watch = 0.0
         self.services = list(services)
@@ -194,6 +237,8 @@ class Server:
             self.last_watch = now
             with committing:
                 self.store.transact(sched.upgrade_all)
+            if self.lease is not None:
+                self.reclaim(sched)
             if sched.world.ready:
                 return
         busy = [s for s in sched.services if s.busy(sched)]
@@ -214,7 +259,119 @@ class Server:
             sched.upgrade_all()
         with committing:
             self.store.transact(prepare)
-        sched.run(forever=True)
+        while True:
+            try:
+                sched.run(forever=True)
+                return
+            except StoreUnreachable:
+                if self.lease is None:
+                    raise
+                self.wait_for_server()
+
+    def wait_for_server(self):
+        """PostgreSQL stopped answering (it restarts, or the network is
+        down): nothing of the turn in progress was committed.  Wait for it,
+        saying so in one line (and one when it is back), then go on where
+        the database is: RelStorage opens new connections by itself."""
+        from . import pg
+        self.sched.abort_quietly()
+        pg.wait_until_reachable(self.db, self.err, 'worker %s' % self.worker)
+        try:
+            self.lease.acquire(wait=False)      # the restart freed it: ours again at once
+        except StoreError:
+            pass                                # gone again: reclaim takes it later
+        self.sched.abort_quietly()
+        # A commit the server lost the answer to may have been made: a claim
+        # of this worker that it no longer runs goes back to the queue.
+        with committing:
+            self.store.transact(lambda: self.sched.recover(crashed=False))
+
+    def gate(self, name, every=1.0):
+        """A callable that says whether this worker holds the lock `name`
+        on the PostgreSQL database (taking it when it is free, looked at
+        most every `every` seconds): the Telegram channel polls only while
+        it holds 'telegram', and a worker takes it over when its holder is
+        gone."""
+        from . import pg
+        lock = pg.Lock(self.db, name)
+        self.locks.append(lock)
+        last = [0.0]
+        had = [False]
+
+        def held():
+            now = time.time()
+            if lock.held and (now - last[0] < every or lock.check()):
+                if now - last[0] >= every:
+                    last[0] = now
+                return True
+            # Its holder, which lost it with its session (PostgreSQL
+            # restarted), takes it again at once; the others look every
+            # `every` seconds, so the holder that is alive keeps it.
+            if now - last[0] < every and not had[0]:
+                return False
+            last[0] = now
+            try:
+                got = lock.acquire(wait=False)
+            except StoreError:
+                return False
+            if got and not had[0]:
+                self.err.write('ostinato: worker %s holds the %s lock: it polls %s\n'
+                               % (self.worker, name, name))
+                self.err.flush()
+            had[0] = had[0] or got
+            return got
+        return held
+
+    def reclaim(self, sched):
+        """On PostgreSQL: what a worker that is gone had claimed -- the task
+        whose turn it ran, the model requests it was asking -- goes back to
+        the other workers.  A worker is gone when its lock is free
+        (runtime/pg.py): the server ended its session.  Looked at every
+        `watch_seconds`, so a claim comes back within about a second of
+        the session's end."""
+        from . import pg
+        try:
+            if not self.lease.check() and not self.lease.acquire(wait=False):
+                return      # our own lock is held elsewhere: claim nothing of others
+        except StoreError:
+            return          # the server does not answer: the turns will say so
+        verdicts = {}
+
+        def gone(name):
+            if name == self.worker or not isinstance(name, str):
+                return False
+            if name not in verdicts:
+                try:
+                    free = pg.free(self.db, worker_lock_name(name), self.lease.conn)
+                except Exception as e:
+                    if not pg.unreachable(e):
+                        raise
+                    free = False        # unknown: not gone
+                # Gone only when its lock stays free for GONE_AFTER seconds:
+                # after a restart of PostgreSQL every lock is free until
+                # its worker, alive, takes it again.
+                now = time.time()
+                if free:
+                    verdicts[name] = now - self.free_since.setdefault(name, now) >= GONE_AFTER
+                else:
+                    self.free_since.pop(name, None)
+                    verdicts[name] = False
+            return verdicts[name]
+        for name in [n for n in sched.world.running.keys() if gone(n)]:
+            def give_back(name=name):
+                task = sched.world.running.get(name)
+                sched.recover(name)
+                return task
+            with committing:
+                task = self.store.transact(give_back)
+            if task is not None:
+                self.err.write('%s worker %s is gone: task %d (%s) is ready again\n'
+                               % (time.strftime('%Y-%m-%d %H:%M:%S'), name, task.id, task.name))
+                self.err.flush()
+        for service in sched.services:
+            hand_back = getattr(service, 'reclaim', None)
+            if hand_back is not None:
+                hand_back(sched, gone)
 
     def close(self):
         for s in self.services:
@@ -224,3 +381,5 @@ class Server:
         finally:
             if self.zeo is not None:
                 self.zeo.close()
+            for lock in self.locks + ([self.lease] if self.lease is not None else []):
+                lock.release()

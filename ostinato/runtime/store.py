@@ -36,6 +36,22 @@ class StoreFailed(StoreError):
     command continues from there once the cause is fixed."""
 
 
+class StoreUnreachable(StoreError):
+    """The database server (PostgreSQL) does not answer: it restarted, or
+    the network is down.  Nothing of the transaction in progress was
+    committed; a serve worker waits for the server and goes on."""
+
+
+def _unreachable(e, name):
+    from . import pg
+    if isinstance(e, StoreUnreachable):
+        return e
+    if pg.unreachable(e):
+        return StoreUnreachable('the database server of %s does not answer (%s)'
+                                % (name, _one_line(e)))
+    return None
+
+
 class TooDeep(Exception):
     """A commit failed because a value is nested too deeply to be stored
     (tuples inside tuples: every other container is a record of its own)."""
@@ -181,8 +197,8 @@ def _what_to_do(cmdline):
 
 
 def open_storage(address=None, memory=False, read_only=False, accept_truncation=False):
-    """A ZODB storage for `address` (a file path, `zeo://HOST:PORT` or
-    `zeo:SOCKET`), or an in-memory one.
+    """A ZODB storage for `address` (a file path, `zeo://HOST:PORT`,
+    `zeo:SOCKET` or `postgresql://...`: runtime/pg.py), or an in-memory one.
 
     A file whose end is missing or damaged raises DamagedDatabase, unless
     `accept_truncation` (the file goes on from its last good transaction) or
@@ -191,6 +207,9 @@ def open_storage(address=None, memory=False, read_only=False, accept_truncation=
     if memory:
         return MappingStorage()
     address = address or default_db_path()
+    from . import pg
+    if pg.is_postgres(address):
+        return pg.open_relstorage(address, read_only=read_only)
     if address.startswith('zeo://') or address.startswith('zeo:'):
         from ZEO.ClientStorage import ClientStorage
         rest = address[6:] if address.startswith('zeo://') else address[4:]
@@ -273,6 +292,9 @@ class _Connection(Connection):
             return e        # a conflict, a lost ZEO server, a closed connection: no damage
         storage = self._db.storage
         name = getattr(self._db, 'ostinato_name', None) or storage.getName()
+        lost = _unreachable(e, name)
+        if lost is not None:
+            return lost     # PostgreSQL went away: no damage either
         while e.__cause__ is not None and not str(e):
             e = e.__cause__       # ZODB's StateLoadError says nothing; its cause does
         e = _from_server(e)
@@ -329,11 +351,19 @@ class Store:
         except BaseException:
             self.storage.close()
             raise
-        self.db.ostinato_name = _file_of(address)
+        from . import pg
+        self.db.ostinato_name = pg.shown(_file_of(address))
         self.tm = transaction.TransactionManager()
         self.conn = self.db.open(self.tm)
         try:
-            self.world = self._world()
+            if pg.is_postgres(address) and not self.storage.isReadOnly():
+                # Workers that start at once on a new or older database:
+                # one creates or migrates the world, the others then find it.
+                with pg.schema_lock(address):
+                    self.tm.abort()
+                    self.world = self._world()
+            else:
+                self.world = self._world()
         except BaseException:       # e.g. the world's record is damaged
             self.close()
             raise
@@ -364,10 +394,10 @@ class Store:
             done = run() if self.storage.isReadOnly() else self.transact(run)
         except MigrationError as e:
             self.tm.abort()
-            raise StoreError('%s: %s' % (self.address or 'the database', e)) from None
+            raise StoreError('%s: %s' % (self.db.ostinato_name or 'the database', e)) from None
         if done and not self.storage.isReadOnly():
             sys.stderr.write('ostinato: upgraded the database %s to schema %d (%s)\n'
-                             % (self.address or '', SCHEMA_VERSION, '; '.join(done)))
+                             % (self.db.ostinato_name or '', SCHEMA_VERSION, '; '.join(done)))
         return self.conn.root()[ROOT_KEY]
 
     def pack(self, days=0):
@@ -397,8 +427,12 @@ class Store:
         what it means (`_committing`), and a record the storage could not
         read while it checked for conflicts is damage, reported as such."""
         try:
-            _committing(self.tm.commit, self.tm.abort, self.address or 'in memory')
+            _committing(self.tm.commit, self.tm.abort, self.db.ostinato_name or 'in memory')
         except Exception as e:
+            lost = _unreachable(e, self.db.ostinato_name)
+            if lost is not None:
+                self._abort_quietly()
+                raise lost from None
             record = _from_server(e)
             if not isinstance(record, DamagedRecord):
                 raise
@@ -408,7 +442,20 @@ class Store:
                 name, record, WHAT_TO_DO.format(path=name))) from None
 
     def abort(self):
-        self.tm.abort()
+        try:
+            self.tm.abort()
+        except Exception as e:
+            lost = _unreachable(e, self.db.ostinato_name)
+            if lost is None:
+                raise
+            self._abort_quietly()
+            raise lost from None
+
+    def _abort_quietly(self):
+        try:
+            self.tm.abort()
+        except Exception:
+            pass        # the server is gone: the next transaction starts afresh
 
     def transact(self, fn, attempts=50):
         """Run fn() and commit, again from a fresh view of the database
@@ -416,7 +463,7 @@ class Store:
         import time
         from ZODB.POSException import ConflictError
         for attempt in range(attempts):
-            self.tm.abort()
+            self.abort()
             try:
                 result = fn()
                 self._commit()

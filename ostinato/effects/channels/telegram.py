@@ -195,6 +195,9 @@ class TelegramChannel(Service):
         self.bogus = set()                # update ids that cannot be ids, logged once
         self.lost_jobs = threading.Event()  # the sender restarted: hand it the outbox again
         self.taking = None                # the update_id intake is at (to skip one that fails)
+        # Workers sharing a database: a callable that says whether this one
+        # may poll the bot now (runtime/serve.py's Telegram lock); None: always.
+        self.gate = None
 
     # ------------------------------------------------------------ service protocol
     def busy(self, sched):
@@ -206,7 +209,11 @@ class TelegramChannel(Service):
         if channels_module(sched.world) is None:
             return          # no program uses threads yet: leave the updates with Telegram
         if not self.threads:
+            if self.gate is not None and not self.gate():
+                return      # another worker polls the bot (one poller per token)
             self.start(sched)
+        elif self.gate is not None:
+            self.gate()     # keeps the lock (taken again after the server restarted)
         while True:
             try:
                 batch = self.batches.get_nowait()

@@ -322,6 +322,24 @@ class LLMService(Service):
             self.inflight.add(req.seq)
             self.pool.submit(self._perform, req.seq, req.plain())
 
+    def reclaim(self, sched, gone):
+        """Requests claimed by a worker that is gone (`gone(name)`, told by
+        the serve loop) are anybody's again: asked again, their replies
+        applied once."""
+        st = llm_state(sched.world, make=False)
+        if st is None or not st.pending:
+            return
+        orphans = [req for req in st.pending.values()
+                   if req.worker not in (None, self.worker) and gone(req.worker)]
+        if not orphans:
+            return
+
+        def free():
+            for req in orphans:
+                if req.state == 'pending':
+                    req.worker = None
+        sched.transact(free)
+
     def _perform(self, seq, plain):
         i = self.slots.get()
         if self.stopping:
