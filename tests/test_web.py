@@ -442,20 +442,20 @@ def test_the_inspector_shows_the_waiting_dialogue(diet):
     assert replies(ann, 1, 2)[1] == 'About what time was lunch?'
     wait_until(lambda: changes.of('changed'), 'the inspector to hear of the change')
     page = ann.get('/inspect').text
-    assert 'Track what the user eats and drinks. &gt; get_answer_to_question &gt; ' in page
+    assert 'Track what the user eats and drinks. &gt; get_diet_answer &gt; ' in page
     assert 'waiting for a change of' in page
     # What the dialogue waits for, in words, before how.
     assert 'ann&#39;s reply to: About what time was lunch? -- waiting for a change of' in page
-    waiting = ann.get('/inspect?state=waiting&q=get_answer').text
+    waiting = ann.get('/inspect?state=waiting&q=get_diet_answer').text
     assert 'dialogue' in waiting and 'route' not in waiting.split('<tbody>')[1]
     assert 'no ready tasks' in ann.get('/inspect?state=ready').text
     fragment = ann.get('/inspect?fragment=1').text
     assert '<html' not in fragment and '<table' in fragment
     # the dialogue task: its frames with their source lines, and its last call
-    tid = int(page.split('get_answer_to_question')[0].rsplit('data-task="', 1)[1].split('"')[0])
+    tid = int(page.split('get_diet_answer')[0].rsplit('data-task="', 1)[1].split('"')[0])
     task = ann.get('/inspect/tasks/%d' % tid).text
     assert 'diet.ost:' in task and 'Track what the user eats and drinks.' in task
-    assert 'when_iso = get_answer_to_question(thread, &#34;When, roughly' in task
+    assert 'when_iso = get_diet_answer(thread, &#34;When, roughly' in task
     assert "<th>items</th><td><code>[&#39;lunch&#39;: [&#39;turkey sandwich&#39;" in task
     call = int(task.split('class="last-call" href="/inspect/calls/')[1].split('"')[0])
     detail = ann.get('/inspect/calls/%d' % call).text

@@ -35,7 +35,7 @@ CHROMEDRIVER = '/usr/bin/chromedriver'
 IMAGES = Path(os.environ.get('OSTINATO_SCREENSHOTS') or tempfile.mkdtemp(prefix='ostinato-shots-'))
 if not IMAGES.is_absolute():
     IMAGES = ROOT / IMAGES
-GOALS = 'Track what the user eats and drinks. > get_answer_to_question > '
+GOALS = 'Track what the user eats and drinks. > get_diet_answer > '
 ZONE = 'America/New_York'
 
 
