@@ -879,11 +879,11 @@ class VM:
                     if arg == 1:
                         continue
                     parts = stack[-arg:]
+                    n = sum(map(len, parts))
+                    if n > limits.MAX_STRING:    # before it is built
+                        limits.check_string(n)
                     del stack[-arg:]
-                    s = ''.join(parts)
-                    if len(s) > limits.MAX_STRING:
-                        limits.check_string(len(s))
-                    stack.append(s)
+                    stack.append(''.join(parts))
                 elif op == FORMAT:
                     v = stack[-1]
                     if reads is not None and isinstance(v, _TRACKED):
@@ -1410,6 +1410,9 @@ def reindent(s, w):
     """docs/language.md §3.4: insert w after every line break that is followed by a
     character other than a line break."""
     lines = s.split('\n')
+    n = len(s) + len(w) * sum([1 for ln in lines[1:] if ln])
+    if n > limits.MAX_STRING:
+        limits.check_string(n)
     return '\n'.join([lines[0]] + [(w + ln) if ln else ln for ln in lines[1:]])
 
 
