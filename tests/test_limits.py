@@ -231,3 +231,18 @@ def test_interpolation_of_values_within_the_limit_to_a_string_beyond_it(tmp_path
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == [
         'string too large: 48,000,000 characters (the limit is 16,777,216)', 'ok']
+
+
+def test_a_short_turn_cannot_commit_more_than_the_write_limit(tmp_path):
+    """Checked at the commit, not only at slice checkpoints: a turn that
+    builds 80 MB of distinct strings at once is undone and parked (it
+    committed them, and ZODB's 20-line warning about large records reached
+    stderr)."""
+    r = run(tmp_path, 's = "a" * 16000000\nkept = [s + str(i) for i in 0..5]\nprint("built")\n')
+    assert r.returncode == 70, r.stderr
+    assert r.stdout == ''
+    first = r.stderr.splitlines()[0]
+    assert first.startswith('p.ost:'), r.stderr
+    assert 'stored 91 MB in one turn (the limit is 64 MB); the turn was undone' in first, r.stderr
+    assert 'large' not in r.stderr and 'Traceback' not in r.stderr, r.stderr
+    assert os.path.getsize(tmp_path / 'db.fs') < 1 << 20

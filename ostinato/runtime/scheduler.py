@@ -30,7 +30,7 @@ from ..vm.printing import to_str
 from ..vm.values import Task
 from . import watches
 from .modules import Modules
-from .store import StoreFailed, TooDeep
+from .store import MAX_WRITE, StoreFailed, TooDeep, TooLarge
 from .txn import Transactions
 from .world import Watch, World
 
@@ -140,7 +140,7 @@ class Scheduler:
     # catchable Error where it is; one that goes on as long again is parked.
     TURN_LIMIT = float(os.environ.get('OSTINATO_TURN_LIMIT') or 30.0)
     MAX_DEPTH = int(os.environ.get('OSTINATO_MAX_DEPTH') or 50000)
-    MAX_TURN_WRITE = 64 << 20       # bytes one turn may add to the database
+    MAX_TURN_WRITE = MAX_WRITE      # bytes one turn may add to the database
     # Crashes of the process in one task's turn before the task is parked.
     MAX_CRASHES = int(os.environ.get('OSTINATO_MAX_CRASHES') or 3)
 
@@ -425,6 +425,12 @@ class Scheduler:
                 self.alone_if_grouped()
                 if isinstance(e, TooDeep):
                     self.fail_task(task, str(e))
+                    return
+                if isinstance(e, TooLarge):
+                    self.fail_task(task, '%s; the turn was undone, and the task waits at its '
+                                         'last checkpoint: `ostinato tasks retry %d` runs it '
+                                         'again, `tasks cancel %d` ends it'
+                                   % (e, task.id, task.id))
                     return
                 where = self.diagnose_unstorable(task) if _is_pickling_error(e) else None
                 if where is not None:
