@@ -26,7 +26,9 @@ a log line saying how to let them in.  Threads are keyed by private chat
 (and forum topic); users by their Telegram id.  A group is told once that
 the bot talks in private chats only, unless TELEGRAM_GROUPS=1: then each
 member has a thread of their own there, answered with replies to their
-messages.  The one command the channel answers itself is `/timezone` (a
+messages, and a User of their own for that conversation (`member_user`), so
+what a skill keeps on a user in a private chat is never shown where the
+group reads, nor the group's in the private chat.  The one command the channel answers itself is `/timezone` (a
 user's zone, which Telegram does not tell bots); photos and the like get a
 short answer.  The poller and the sender are started again when they fail.
 While the model works on an unanswered message the chat shows "typing...".
@@ -128,6 +130,33 @@ def _command(text):
     if not text.startswith('/'):
         return None
     return text.split(None, 1)[0].split('@', 1)[0].lower()
+
+
+def member_user(sched, key, person):
+    """The User a group member is in the conversation `key`: one of its own,
+    made with its thread, with the person's id, name and zone (kept up to
+    date here, as the channel knows them).  State a skill keeps per user
+    (`add_property(User, ...)`) thus belongs to one conversation: the diet
+    log of a private chat was shown in a group.  A skill that means to carry
+    a user's state across conversations keys it by `user.id` itself.  A
+    group thread made before this keeps the person's User (changing what a
+    stored thread holds is a migration's work)."""
+    ch = channels_module(sched.world)
+    thread = ch.ns['threads'].d.get(key)
+    user = thread.get('user') if thread is not None else None
+    if user is None:
+        user = new_user(sched.world, person.get('id'), person.get('name'))
+    if user is person:
+        return user
+    changed = False
+    for field in ('name', 'timezone'):
+        v = person.get(field)
+        if v is not None and user.get(field) != v:
+            ops.set_field(user, field, v)
+            changed = True
+    if changed and sched.world.watches:
+        sched.changed(user)
+    return user
 
 
 def set_timezone(user, text):
@@ -437,8 +466,10 @@ class TelegramChannel(Service):
             if _command(m.text) == '/timezone':
                 sched.deliver(CHANNEL, tid, set_timezone(user, m.text))
                 continue
-            thread = receive(sched, '%s:%s' % (CHANNEL, tid), CHANNEL, tid, user, m.text,
-                             when=m.date)
+            key = '%s:%s' % (CHANNEL, tid)
+            if member is not None:
+                user = member_user(sched, key, user)
+            thread = receive(sched, key, CHANNEL, tid, user, m.text, when=m.date)
             if member is not None and thread.type.lookup('reply_to') is not None:
                 ops.set_field(thread, 'reply_to', m.message_id)   # what our replies answer
             st.received += 1
