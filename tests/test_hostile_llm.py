@@ -181,3 +181,22 @@ def test_a_big_reply_is_stored_once(tmp_path):
                          capture_output=True, text=True, timeout=120)
     entry = json.loads(log.stdout)
     assert entry['exchanges'][0]['raw'] == entry['raw'] and len(entry['raw']) > 600_000
+
+
+def test_a_reply_whose_content_is_not_text_is_a_clear_catchable_error(tmp_path):
+    """A server that puts a number, an object or a list where the reply's
+    text goes: a catchable `llm:` error that says so (it was "llm: internal
+    error: TypeError"); a good reply after it is a value again."""
+    with FakeOllama() as fake:
+        for content in (5, {'n': 1}, [1, 2]):
+            fake.content(content)
+        fake.reply({'n': 7})
+        r = run(tmp_path, fake, ASK_EACH % 4)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines) == 4, r.stdout
+    for line, what in zip(lines, ('a number', 'an object', 'a list')):
+        assert line.startswith('%d error llm: ' % lines.index(line)), line
+        assert 'internal error' not in line and 'TypeError' not in line, line
+        assert 'content is %s, not text' % what in line, line
+    assert lines[-1] == '3 value 7'

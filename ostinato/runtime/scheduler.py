@@ -123,6 +123,20 @@ class ServiceStopped(Exception):
     message.  Nothing is lost: the database is as the last commit left it."""
 
 
+class OutputFailed(StoreFailed):
+    """The program's output could not be written (`> /dev/full`, a disk
+    that filled up): like a failed commit, no task's fault, and nothing can
+    go on -- the output of turns already committed would be lost in
+    silence (it was, with exit 0)."""
+
+
+def _output_failed(e):
+    return OutputFailed('cannot write the program\'s output: %s. The turns that printed it '
+                        'are committed, so those lines are lost; what comes later is not: '
+                        'make room and run the same command again to continue'
+                        % (e.strerror or e))
+
+
 class _RunAlone(Exception):
     """A turn failed inside a group commit: run the group's turns again
     one commit each (Scheduler.alone_if_grouped)."""
@@ -795,6 +809,16 @@ class Scheduler:
         share a commit)."""
         if self.quiet:
             return
+        try:
+            self._flush()
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            del self.buffer[:]
+            del self.reports[:]
+            raise _output_failed(e) from None
+
+    def _flush(self):
         buffer = self.buffer
         done = 0
         if self.reports:

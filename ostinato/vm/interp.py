@@ -1253,15 +1253,20 @@ class VM:
             self.host.changed(task)
 
     def make_type(self, old, name, supers, fields, defaults, blurb, module):
+        for s in supers or ():
+            if type(s) is not OType:
+                raise OstError('%s is not a type' % display(s))
+            if type(old) is OType and s.is_subtype_of(old):
+                # Amending `type A in B` where B is A or below it: every
+                # field lookup would go round the cycle forever.
+                raise OstError('type %s cannot be in %s: %s is %s or one of its subtypes'
+                               % (name, s.name, s.name, name))
         if type(old) is OType:
             t = old
             if supers is not None:
                 t.supers = list(supers)
         else:
             t = OType(name, supers or (), module)
-        for s in t.supers:
-            if type(s) is not OType:
-                raise OstError('%s is not a type' % display(s))
         di = iter(defaults)
         for mode, fname, has_default in fields:
             t.declare(mode, fname, next(di) if has_default else None)
