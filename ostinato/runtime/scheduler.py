@@ -31,6 +31,7 @@ from ..vm.values import Task
 from . import watches
 from .modules import Modules
 from .store import MAX_WRITE, StoreFailed, TooDeep, TooLarge
+from .terminal import harmless
 from .txn import Transactions
 from .world import Watch, World
 
@@ -614,7 +615,7 @@ class Scheduler:
         self.fail_task(task, 'internal error: %s: %s' % (type(exc).__name__, exc))
         text = ''.join(tb.format_exception(type(exc), exc, exc.__traceback__))
         if self.oplog is None or not self.oplog.note(text):
-            self.err.write(text)
+            self.err.write(harmless(text))
 
     def turn(self, task):
         """Run one task until it waits, ends or fails, checkpointing a long
@@ -829,7 +830,7 @@ class Scheduler:
                     self.out.flush()
                     done = at
                 if self.oplog is None or task is main or not self.oplog.report(task, text):
-                    self.err.write(text)
+                    self.err.write(harmless(text))
                     self.err.flush()
             del self.reports[:]
         if len(buffer) > done:
