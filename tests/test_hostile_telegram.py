@@ -62,7 +62,6 @@ def hostile_updates(user_id):
         message(user_id, message_id=-1),
         message(user_id, text=['a', 'list']),
         message(user_id, text={'a': 1}),
-        message(user_id, text='x' * 100_000),
         message(user_id, text=5),
         message(user_id, chat={'id': 'not a number'}),
         message(user_id, chat='a chat'),
@@ -329,3 +328,24 @@ def test_two_group_members_each_keep_their_own_diet_log(tg, tmp_path):
                         sent[a['message']['message_id']])
     assert re.fullmatch(r'Your diet log to date:\n   \[\d{4}-\d\d-\d\dT19:00:00\+00:00\] \(7pm\) rice\n',
                         sent[b['message']['message_id']])
+
+
+def test_a_message_over_64_kb_gets_a_friendly_answer(tg, tmp_path):
+    """A text longer than any Telegram message (100,000 characters) is not
+    handed to a skill, but its allowed sender hears why (they heard
+    nothing); a stranger still gets only the refusal; the log says it."""
+    bot = Bot(tg, tmp_path, command='serve').start()
+    try:
+        tg.user_writes(EVE, 'y' * 100_000, name='Eve')
+        tg.user_writes(ANN, 'x' * 100_000)
+        tg.user_writes(ANN, 'short')
+        wait_until(replied(tg, '1: short'), 'the answer to the short message', bot)
+    finally:
+        assert bot.stop(signal.SIGTERM) == 0
+    assert texts(tg) == ['Sorry, that message is too long for me (100000 characters); please '
+                         'send it in shorter parts.', '1: short']
+    assert [t for t in texts(tg, chat=EVE) if 'too long' in t] == []
+    err = bot.stderr()
+    assert 'a text of 100000 characters from Ann (more than 65536); told them it was too long' \
+        in err, err
+    assert 'Traceback' not in err

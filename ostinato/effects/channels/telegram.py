@@ -52,7 +52,7 @@ from .chat import channels_module, new_user, receive
 from ..llm.queue import llm_state
 from ..service import Service, crash_point
 from .telegram_api import (RateLimiter, TelegramAPI, TelegramError, TelegramRetry, backoff,
-                           printable, read_update, split_text, valid_update_id)
+                           MAX_TEXT, printable, read_update, split_text, valid_update_id)
 
 CHANNEL = 'telegram'
 
@@ -63,6 +63,9 @@ TYPING_EVERY = 4.5
 TYPING_AT_MOST = 180.0
 
 NOT_TEXT = "Sorry, I can only read text messages."
+
+TOO_LONG = ("Sorry, that message is too long for me (%d characters); please send it in "
+            "shorter parts.")
 
 REFUSAL = ("Sorry, this is a private bot: it only talks to the people its owner has "
            "allowed. (Your Telegram user id is %d; the owner can add it.)")
@@ -452,6 +455,13 @@ class TelegramChannel(Service):
                                  % (printable(m.user_name), m.user_id,
                                     '' if private else ' in the group %d' % m.chat_id,
                                     m.user_id))
+                continue
+            if m.too_long:
+                st.skipped += 1
+                sched.deliver(CHANNEL, tid, TOO_LONG % m.too_long)
+                notes.append('skipped update %d: a text of %d characters from %s (more than %d); '
+                             'told them it was too long' % (uid, m.too_long,
+                                                            printable(m.user_name), MAX_TEXT))
                 continue
             if m.text is None:
                 sched.deliver(CHANNEL, tid, NOT_TEXT)
