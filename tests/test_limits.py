@@ -157,7 +157,7 @@ def small_limits(monkeypatch):
 
 
 def _call(name, *args):
-    from ostinato.vm import builtins  # noqa: F401 (registers them)
+    from ostinato.vm import interp  # noqa: F401 (registers every built-in)
     from ostinato.vm.values import BUILTINS
     b = BUILTINS[name]
     return b.fn(*args)
@@ -169,6 +169,13 @@ class _Out:
 
     def write(self, s):
         self.text += s
+
+
+def _full_queue():
+    from ostinato.vm.values import OQueue
+    q = OQueue()
+    q.items.extend(range(1000))
+    return q
 
 
 def _too_large_cases():
@@ -195,7 +202,9 @@ def _too_large_cases():
         ('truncate 10^100', lambda: _call('truncate', OList(), 10 ** 100)),
         ('insert', lambda: _call('insert', OList([0] * 1000), 0, 1)),
         ('split', lambda: _call('split', ',' * 1000, ',')),
+        ('format_time', lambda: _call('format_time', '2025-03-14T12:00:00+00:00', '%B' * 300)),
         ('print', lambda: _call('print', _Out(), big, big)),
+        ('put', lambda: _call('put', None, _full_queue(), 1)),
         ('pprint', lambda: _call('pprint', _Out(), OList([big, big]))),
     ]
 
