@@ -62,20 +62,32 @@ def _too_large(n):
     return limits.too_large('string', n, limits.MAX_STRING, 'characters or more')
 
 
+class _Wide(Exception):
+    """pformat's one-line try of a container went past the line."""
+
+
 class _Render(set):
     """What a rendering needs to know as it goes: the containers being
     rendered (the set: one met again is a cycle) and how many characters it
-    has made so far (`n`), held to the string limit."""
-    __slots__ = ('n',)
+    has made so far (`n`, counted exactly), held to `room`: the string limit,
+    or what is left of pformat's line when it tries a container on one
+    line (then `_Wide` stops the try as soon as it cannot fit)."""
+    __slots__ = ('n', 'room')
 
-    def __init__(self):
+    def __init__(self, room=None):
         super().__init__()
         self.n = 0
+        self.room = limits.MAX_STRING if room is None else room
 
     def grow(self, k):
         n = self.n = self.n + k
-        if n > limits.MAX_STRING:
-            raise _too_large(n)
+        if n > self.room:
+            self.over(n)
+
+    def over(self, n):
+        if self.room < limits.MAX_STRING:
+            raise _Wide()
+        raise _too_large(n)
 
 
 def quote_str(s):
@@ -96,8 +108,10 @@ def _d(x, active):
     t = type(x)
     f = _RENDER.get(t)
     s = '<%s>' % kind(x) if f is None else f(x, active)
-    if t not in _CONTAINERS:
-        active.grow(len(s))     # a container's items have grown it already
+    if t not in _CONTAINERS:    # a container's parts have grown it already
+        n = active.n = active.n + len(s)
+        if n > active.room:
+            active.over(n)
     return s
 
 
@@ -179,10 +193,14 @@ def _r_set(x, active):
 def _r_span(x, active):
     if x.start is None:
         if x.stop is None:
+            active.grow(16)
             return 'span(none, none)'
+        active.grow(3)
         return '...' + _d(x.stop, active)
     if x.stop is None:
+        active.grow(3)
         return _d(x.start, active) + '...'
+    active.grow(2)
     return _d(x.start, active) + '..' + _d(x.stop, active)
 
 
@@ -208,7 +226,9 @@ def _r_object(x, active):
         return _cycle(active)
     active.add(i)
     fields = _shown_fields(x)
-    active.grow(len(x.type.name) + 2 + sum([len(name) + 5 for name, v in fields]))
+    # NAME(f = v, g = w): the name, and per field its name, ' = ' and ', '
+    # (the last one's ', ' is the parentheses).
+    active.grow(len(x.type.name) + (sum([len(name) + 5 for name, v in fields]) if fields else 2))
     s = x.type.name + '(' + ', '.join(
         [name + ' = ' + _d(v, active) for name, v in fields]) + ')'
     active.discard(i)
@@ -233,7 +253,7 @@ def _r_builtin(x, active):
 
 
 def _r_curried(x, active):
-    active.grow(11)
+    active.grow(10)
     return '<curried %s>' % _d(x.func, active)
 
 
@@ -328,61 +348,70 @@ def pformat(x):
 
 
 class _Layout(list):
-    """pformat's pieces, held to the string limit as they are added."""
+    """pformat's pieces, and how many characters they hold (`n`), held to
+    the string limit."""
     __slots__ = ('n',)
 
     def __init__(self):
         super().__init__()
         self.n = 0
 
-    def append(self, s):
-        n = self.n = self.n + len(s)
+    def grow(self, k):
+        n = self.n = self.n + k
         if n > limits.MAX_STRING:
             raise _too_large(n)
-        super().append(s)
 
 
 def _pf(x, indent, used, active, out):
     """Write x where the current line already holds indent + used characters."""
-    # Each one-line rendering tried is held to the limit on its own; what
-    # is kept of them is counted in `out`.
-    active.n = 0
-    s = _d(x, active)
-    if indent + used + len(s) <= WIDTH:
-        out.append(s)
-        return
     t = type(x)
     i = id(x)
-    if i in active:
-        out.append(s)
-        return
-    if t is OList or t is tuple or t is OSet:
-        elems = x.items if t is OList else x.d if t is OSet else x
-        if not elems:
+    entries = None
+    if t is OList or t is tuple or t is OSet or t is OMap or t is OObject:
+        if i not in active:
+            if t is OObject:
+                fields = _shown_fields(x)
+                if fields:
+                    entries = [(name + ' = ', v) for name, v in fields]
+            elif t is OMap:
+                if x.d:
+                    entries = x.d
+            else:
+                elems = x.items if t is OList else x.d if t is OSet else x
+                if elems:
+                    entries = [('', e) for e in elems]
+    if entries is not None:
+        # Tried on one line with only the line's room: a try that cannot
+        # fit stops there (rendering all of it at every level was quadratic).
+        probe = _Render(max(WIDTH - indent - used, 0))
+        probe |= active
+        try:
+            s = _d(x, probe)
+        except _Wide:
+            s = None
+        if s is not None and indent + used + len(s) <= WIDTH:
+            out.grow(len(s))
             out.append(s)
             return
-        opening = '[' if t is OList else '{' if t is OSet else '#['
-        closing = '}' if t is OSet else ']'
-        entries = [('', e) for e in elems]
-    elif t is OMap:
-        if not x.d:
-            out.append(s)
-            return
-        opening, closing = '[', ']'
-        entries = [(_d(k, active) + ': ', v) for k, v in x.d.items()]
-    elif t is OObject:
-        fields = _shown_fields(x)
-        if not fields:
-            out.append(s)
-            return
-        opening, closing = x.type.name + '(', ')'
-        entries = [(name + ' = ', v) for name, v in fields]
     else:
-        out.append(s)          # non-containers stay on one line
+        active.n = 0            # each one-line rendering is held to the limit on its own
+        s = _d(x, active)
+        out.grow(len(s))
+        out.append(s)           # non-containers, empty ones and cycles stay on one line
         return
+    if t is OMap:
+        active.n = 0
+        entries = [(_d(k, active) + ': ', v) for k, v in x.d.items()]
+    if t is OObject:
+        opening, closing = x.type.name + '(', ')'
+    else:
+        opening = '[' if t is OList or t is OMap else '{' if t is OSet else '#['
+        closing = '}' if t is OSet else ']'
     active.add(i)
     inner = indent + 2
     pad = '\n' + ' ' * inner
+    out.grow(len(opening) + len(entries) * (len(pad) + 1) + sum([len(p) for p, v in entries])
+             + indent + 1 + len(closing))
     out.append(opening)
     for prefix, v in entries:
         out.append(pad)
@@ -432,7 +461,9 @@ def _j(x, active):
         s = _json_float(x)
     else:
         return _j_container(x, t, active)
-    active.grow(len(s))
+    n = active.n = active.n + len(s)
+    if n > active.room:
+        active.over(n)
     return s
 
 
