@@ -46,6 +46,7 @@ from persistent import Persistent
 
 from ...runtime.scheduler import ServiceStopped
 from ...runtime.store import StoreFailed, TooDeep
+from ...runtime.terminal import harmless
 from ...runtime.world import service_state
 from ...vm import ops
 from .chat import channels_module, new_user, receive
@@ -330,7 +331,9 @@ class TelegramChannel(Service):
 
     def log(self, text):
         with self.log_lock:
-            self.err.write('ostinato: telegram: %s\n' % text)
+            # An error's text may quote Telegram's answer: nothing in it acts
+            # on the operator's terminal.
+            self.err.write('ostinato: telegram: %s\n' % harmless(text))
             self.err.flush()
 
     def _stop_with(self, e):
