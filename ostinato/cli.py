@@ -669,6 +669,7 @@ def tasks(words, db, memory, as_json, accept_truncation):
     runtime stopped: state failed, e.g. past the turn limit) again from its
     last commit.  Both work on the live database of a running serve."""
     from .runtime import report
+    _wait_words()
     action, task_id = _task_words(words)
     if action is not None:
         _act_on_task(action, task_id, db, memory, accept_truncation)
@@ -690,6 +691,13 @@ def tasks(words, db, memory, as_json, accept_truncation):
         _echo_json(value)
     else:
         click.echo(value)
+
+
+def _wait_words():
+    """The effects that say in words what a task waits for (a user's
+    reply, the model) register with runtime/report.py when imported."""
+    from .effects.channels import chat  # noqa: F401
+    from .effects.llm import queue  # noqa: F401
 
 
 def _task_words(words):
@@ -986,17 +994,24 @@ def web_users(db):
 
 # ------------------------------------------------------------------ source files
 
-@main.command(epilog=_examples('ostinato check skills/diet.ost',
-                               'ostinato check skills/*.ost'))
+@main.command(epilog=_examples('ostinato check skills/*.ost',
+                               'ostinato check evals/diet.toml     # a case file: as eval --check'))
 @click.argument('files', nargs=-1, required=True, type=click.Path(dir_okay=True),
                 metavar='FILE...')
 def check(files):
-    """Parse and compile FILES; report syntax errors and names bound nowhere."""
+    """Parse and compile FILES; report syntax errors and names bound nowhere.
+    A .toml file is an eval's case file: it is checked as `ostinato eval
+    --check` checks it."""
     from .compiler.check import check_file
     from .vm.interp import VM  # noqa: F401 -- registers every built-in
     from .vm.values import BUILTINS
     status = 0
     for f in files:
+        if f.lower().endswith('.toml') and not os.path.isdir(f):
+            # Read as Ostinato, a case file is a wall of syntax errors.
+            from .eval.runner import check_command
+            status = max(status, check_command([f]))
+            continue
         problem = _not_a_program(f)
         if problem is not None:
             click.echo('ostinato: %s' % problem, err=True)
@@ -1059,14 +1074,19 @@ def _fraction(value):
               help='only the cases whose name contains NAME (repeatable)')
 @click.option('--work', default='.ostinato-eval', show_default=True, envvar='OSTINATO_EVAL_DIR',
               help='where the databases, results and transcripts go (env OSTINATO_EVAL_DIR)')
+@click.option('--check', 'check_only', is_flag=True,
+              help='only check the case files and compile their skills; run nothing '
+                   '(exit 65 on a mistake)')
 def eval_command(case_files, llm, model, llm_parallel, llm_servers, runs, jobs, json_path,
-                 markdown_path, min_pass, only, work):
+                 markdown_path, min_pass, only, work, check_only):
     """Run a skill against the simulated users of CASES.toml and score it.
 
     Each run is a real dialogue on the runtime with the chosen model, on a
     virtual clock.  An interrupted eval goes on when the same command runs
-    again."""
-    from .eval.runner import EXIT_RUNTIME as _EXIT, Options, run_command
+    again.  With --check, the case files are only checked."""
+    from .eval.runner import EXIT_RUNTIME as _EXIT, Options, check_command, run_command
+    if check_only:
+        sys.exit(check_command(case_files))
     try:
         threshold = _fraction(min_pass)
     except click.BadParameter as e:

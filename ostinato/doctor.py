@@ -1,5 +1,5 @@
 """`ostinato doctor`: what this machine and configuration give Ostinato, one
-line each -- Python, the database, every model backend, Telegram.
+line each -- Python, the database, every model backend, Telegram, Duckling.
 
 Each check is a `Finding`: a name, a status ('ok', 'off' for something not
 configured, which is no fault, or 'fail') and one line of text that says
@@ -30,7 +30,7 @@ def run_checks(db, backend=None, model=None) -> List[Finding]:
     backend = (backend or _env('OSTINATO_LLM') or 'auto').strip().lower()
     model = model or _env('OSTINATO_MODEL')
     return [python_finding(), database_finding(db)] + model_findings(backend, model) + \
-        [telegram_finding()]
+        [telegram_finding(), duckling_finding()]
 
 
 # ------------------------------------------------------------------ python
@@ -295,6 +295,25 @@ def telegram_finding():
                        'TELEGRAM_ALLOWED_USERS is empty: nobody could use the bot', details)
     return Finding('telegram', 'ok', 'TELEGRAM_BOT_TOKEN is set (not checked with Telegram '
                    'here); %d allowed user%s' % (n, '' if n == 1 else 's'), details)
+
+
+# ---------------------------------------------------------------- duckling
+
+def duckling_finding():
+    """Duckling, which the extract() built-in needs: its libraries are
+    looked for where vm/duckling.py loads them from, not loaded."""
+    from .vm import duckling
+    folder = duckling.install_folder()
+    details = {'folder': folder}
+    if not (sys.platform.startswith('linux') and platform.machine() in ('x86_64', 'AMD64')):
+        return Finding('duckling', 'fail', 'Duckling (the extract() built-in) is built for '
+                       'x86-64 Linux only; this is %s %s' % (sys.platform, platform.machine()),
+                       details)
+    if not os.path.exists(os.path.join(folder, duckling.EXTENSION)):
+        return Finding('duckling', 'fail', 'Duckling (the extract() built-in) is not installed '
+                       'in %s: run python tools/install_duckling.py' % folder, details)
+    return Finding('duckling', 'ok', 'Duckling %s in %s (the extract() built-in)'
+                   % (duckling.VERSION, folder), details)
 
 
 # ------------------------------------------------------------------ output

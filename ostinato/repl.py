@@ -132,6 +132,8 @@ class Repl:
 
     # ------------------------------------------------------------ commands
     def command(self, line):
+        from .effects.channels import chat  # noqa: F401 -- words for waits (report.py)
+        from .effects.llm import queue  # noqa: F401
         from .runtime import report
         self.store.abort()
         parts = line.split()

@@ -1,7 +1,9 @@
 """`ostinato new skill NAME`: a starter skill and an eval case file for it.
 
-The skill has what every skill has -- a goal blurb, one structured question
-(`get_answer_to_question`), a reply, `serve` -- so it runs as it is, and the
+The skill has the shape of a logging skill -- a goal blurb, one structured
+question (`get_answer_to_question`), the user's phrases picked by category
+(`pick_phrases`), each one's time read from the text or asked (`time_in`,
+`ask_time`), a reply, `serve` -- so it runs as it is, and the
 case file is in the format of `ostinato eval` (the simulated user, their
 answers, expectations on the end state), so it is measured from the start.
 """
@@ -13,20 +15,43 @@ import re
 NAME = re.compile(r'[a-z_][a-z0-9_]*\Z')
 
 SKILL = '''\
--- {name}: a skill.  Talk to it on the console with `ostinato run {name}.ost`;
--- measure it with `ostinato eval {name}.toml`.
+-- {name}: a skill that keeps a log of what the user did and when.  Talk to
+-- it on the console with `ostinato run {name}.ost`; measure it with
+-- `ostinato eval {name}.toml`.  Its shape is every logging skill's: ask,
+-- extract, ask what is missing, log.
 
-from channels    import send_message_to_thread
-from core_skills import get_answer_to_question, serve
+from channels    import send_message_to_thread, User
+from core_skills import get_answer_to_question, pick_phrases, parts_of, time_in, ask_time, serve
 
-{{| Find out the user's favourite colour. |}}
+type Entry:
+    val when                    -- ISO time string
+    val when_text               -- How the user described the time
+    val what                    -- What the user did
+
+add_property(User, 'one', '{name}_log')
+
+-- What this skill logs: the model picks the user's phrases that name it.
+WHAT = "something the user did (an activity, a task, a chore)"
+
+{{| Keep a log of what the user did, and when. |}}
 def {name}(thread, user):
     -- The model answers from the chat, or asks the user (the dialogue waits
     -- for the reply on disk); if the user calls it off, or the model cannot
     -- give a usable reply, the user is told and the dialogue ends here.
-    colour = get_answer_to_question(thread, "What is the user's favourite colour?",
-        instructions = "Answer with the colour only, in lower case.")
-    send_message_to_thread(thread, "{{colour}}: a fine colour!")
+    told = get_answer_to_question(thread, "What did you do, and when?")
+    things = pick_phrases(told, WHAT)
+    if length(things) == 0:
+        send_message_to_thread(thread, "I didn't catch anything to log.  What did you do?")
+        return
+    if not user.{name}_log?:
+        user.{name}_log = []
+    now = thread.messages[-1].when
+    -- Each thing with its part of the text: its time is read there (by the
+    -- extract built-in), else asked.
+    for pair in parts_of(told, things):
+        when = time_in(pair[1], now) \\ ask_time(thread, "When did you do {{quote(pair[0])}}?")
+        append(user.{name}_log, Entry(when = when.when, when_text = when.text, what = pair[0]))
+    send_message_to_thread(thread, "Logged: {{sjoin([e.what for e in user.{name}_log], ', ')}}")
 
 serve({name})
 '''
@@ -43,20 +68,29 @@ runs     = 3
 [[case]]
 name = "says it at once"
 user = "ann"
-say  = ["My favourite colour is green"]
+say  = ["I mowed the lawn at 9am"]
 otherwise = "I don't know"
 max_bot_messages = 3
-expect = ["mentions(bot, 'green')"]
+expect = [
+  "length(user.{name}_log) == 1",
+  "only([e.what for e in user.{name}_log], ['mow', 'lawn'])",
+  "near(user.{name}_log[0].when, '09:00')",
+  "asked == 0",
+]
 
 [[case]]
-name = "is asked"
+name = "is asked when"
 user = "bob"
-say  = ["hi there"]
+say  = ["painted the fence"]
 answers = [
-  {{ when = "(?i)colou?r", say = "blue, I think" }},
+  {{ when = "(?i)when", say = "around 2pm" }},
 ]
 max_bot_messages = 4
-expect = ["mentions(bot, 'blue')", "asked >= 1"]
+expect = [
+  "length(user.{name}_log) == 1",
+  "near(user.{name}_log[0].when, '14:00')",
+  "asked >= 1",
+]
 '''
 
 

@@ -702,3 +702,33 @@ def fresh5_script():
                '2:30': ['turkey club wrap', 'diet coke']},
               {'7:45': '07:45', '10': '10:00', '2:30': '14:30'}, anchored=True)
     return e
+
+
+def logged(user, said, picked, question='What exercise did you do'):
+    """A dialogue of a skill on core_skills' generic routines (the exercise
+    log): the model answers the first question with the user's message and
+    picks the phrases that name what is logged; times and durations are
+    read by the program, or asked."""
+    return [{'match': _user_said(user, said) + r'[^\n]*\n\nQuestion: ' + question,
+             'reply': {'action': 'answer', 'text': said}},
+            {'match': r'Text: "%s"' % re.escape(said), 'reply': {'phrases': picked}}]
+
+
+def exercise_script():
+    e = []
+    e += logged('ana', 'went for a 30 minute run at 7am', ['run'])
+    e += logged('bo', 'did 30 minutes of yoga', ['yoga'])
+    e += logged('cy', 'had a workout at 7am', ['workout'])
+    e += logged('di', '5k in 28 min this morning at 6:30', ['5k'])
+    e += logged('ed', 'swam for 45 min at 7, then 20 minutes of stretching at noon',
+                ['swam', 'stretching'])
+    e += logged('fa', 'just finished a 40 min bike ride', ['bike ride'])
+    e += logged('gu', 'I did an hour of tennis an hour ago', ['tennis'])
+    e += logged('hu', 'gym after work yesterday... no wait, today! about 50 minutes', ['gym'])
+    e += logged('io', 'did some pilates for half an hour', ['pilates'])
+    e += logged('jo', 'went climbing', ['climbing'])
+    e += logged('ka', 'ugh long day at the office. walked the dog for 20 min at 6 though',
+                ['walked the dog'])
+    e += logged('li', 'went for a run this morning at 7, 5k in 28 min, then 20 pushups at lunch',
+                ['run', '20 pushups'])
+    return e

@@ -84,3 +84,8 @@ def test_peers_prints_both_systems_and_the_ratios(tmp_path):
     assert sorted(ratios) == sorted(['resume_p50', 'resume_p99', 'rss_mb_waiting_10',
                                      'burst_msgs_per_s', 'burst_with_intake_msgs_per_s'])
     assert 'peers: langgraph ' in err
+
+
+def test_extract_prints_its_figures(tmp_path):
+    figures, _, _ = run_bench('extract.py', '--rounds', '1', tmp_path=tmp_path)
+    assert set(figures) == {'extract_load', 'extract_past', 'extract_future'}

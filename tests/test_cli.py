@@ -190,7 +190,7 @@ def test_doctor_one_line_each_and_json(tmp_path):
         lines = r.stdout.splitlines()
         names = [ln.split()[1] for ln in lines]
         assert names == ['python', 'database', 'backend', 'ollama', 'openai', 'embedded',
-                         'scripted', 'telegram']
+                         'scripted', 'telegram', 'duckling']
         by = dict(zip(names, lines))
         assert by['database'].startswith('ok    database  %s: ' % (tmp_path / 'db.fs'))
         from ostinato.runtime.world import SCHEMA_VERSION
@@ -199,6 +199,7 @@ def test_doctor_one_line_each_and_json(tmp_path):
         assert '%s answers; models: llama3.2:latest' % fake.url in by['ollama']
         assert '1 allowed user' in by['telegram'] and '123456:' not in r.stdout
         assert 'CPU: ' in by['embedded']
+        assert by['duckling'].startswith('ok    duckling  Duckling 0.1.0 in ')
         r = ost_env('doctor', '--json', cwd=tmp_path, env=env)
         data = json.loads(r.stdout)
         assert [d['name'] for d in data] == names
@@ -382,6 +383,9 @@ def test_new_skill_writes_a_skill_and_its_eval_cases(tmp_path):
         'measure it:   ostinato eval ./pets.toml']
     skill = (tmp_path / 'pets.ost').read_text()
     assert '{| ' in skill and 'get_answer_to_question(' in skill and 'serve(pets)' in skill
+    # The shape of a logging skill: ask, pick the user's phrases, read or
+    # ask each one's time, log.
+    assert 'pick_phrases(' in skill and 'time_in(' in skill and 'ask_time(' in skill
     r = ost('check', 'pets.ost', cwd=tmp_path)
     assert (r.returncode, r.stdout, r.stderr) == (0, '', '')
     try:
@@ -392,13 +396,16 @@ def test_new_skill_writes_a_skill_and_its_eval_cases(tmp_path):
     assert cases['skill'] == 'pets.ost' and len(cases['case']) == 2
     for case in cases['case']:
         assert {'name', 'user', 'say', 'expect'} <= set(case)
-    # It runs: the model answers from the user's first message.
+    # It runs: the model answers from the user's first message and picks
+    # the thing done; its time is read from the words; what is missing is
+    # asked.
     import json
     (tmp_path / 'model.json').write_text(json.dumps([
-        {'match': 'favourite colour', 'reply': {'action': 'answer', 'text': 'green'}}]))
-    r = ost_env('run', 'pets.ost', cwd=tmp_path, input='My favourite colour is green\n',
+        {'match': 'What did you do', 'reply': {'action': 'answer', 'text': 'I mowed the lawn at 9am'}},
+        {'match': 'List the phrases', 'reply': {'phrases': ['mowed the lawn']}}]))
+    r = ost_env('run', 'pets.ost', cwd=tmp_path, input='I mowed the lawn at 9am\n',
                 env=clean_env(tmp_path, OSTINATO_LLM='scripted', OSTINATO_LLM_SCRIPT='model.json'))
-    assert (r.returncode, r.stdout) == (0, 'green: a fine colour!\n'), r.stderr
+    assert (r.returncode, r.stdout) == (0, 'Logged: mowed the lawn\n'), r.stderr
     # Never over an existing file; a name must be a module name.
     r = ost('new', 'skill', 'pets', cwd=tmp_path)
     assert r.returncode == 2 and 'pets.ost exists already; nothing was written' in r.stderr

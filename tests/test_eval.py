@@ -117,7 +117,6 @@ def test_a_passing_eval_prints_the_table_and_writes_json(tmp_path):
     cases = setup(tmp_path)
     r = ost_eval(tmp_path, cases, '--json', tmp_path / 'out.json')
     assert r.returncode == 0, r.stderr
-    assert r.stderr == ''
     assert r.stdout.startswith('ostinato eval: 2 cases, 4 runs, on scripted, 1 at a time\n')
     assert case_row(r.stdout, 'asked, then answered') == ['2/2', '2.0', '2.0']
     assert case_row(r.stdout, 'said at once') == ['2/2', '1.0', '1.0']
@@ -263,6 +262,79 @@ def test_failing_and_erring_expectations_fail_their_runs_and_are_named(tmp_path)
     assert "  FAILED user.colour == 'green'  -- is false" in transcript
     # The transcript's path is in the table, under the failure.
     assert os.path.relpath(failed['transcript'], tmp_path) in r.stdout
+
+
+ONLY = '''\
+skill    = "colour.ost"
+start    = "2025-03-14T16:00:00"
+
+[[case]]
+name = "a clean log"
+user = "ann"
+say  = ["blue"]
+expect = [
+  "only(['Oatmeal with blueberries', 'chicken caesar wrap'], ['oat', 'blueberr', 'wrap'])",
+  "only([['oat milk'], 'a wrap'], ['oat', 'wrap'])",
+  "only([], ['oat'])",
+  "only(bot, ['noted'])",
+  "only(user.colour, 'blu')",
+]
+
+[[case]]
+name = "filler, places and people"
+user = "ann"
+say  = ["blue"]
+expect = [
+  "only(['chicken caesar wrap', 'kombucha', 'walk back', 'office'], ['wrap', 'kombucha'])",
+]
+
+[[case]]
+name = "only needs strings"
+user = "ann"
+say  = ["blue"]
+expect = ["only(user, ['blue'])"]
+
+[[case]]
+name = "only needs phrases"
+user = "ann"
+say  = ["blue"]
+expect = ["only(bot, [])"]
+'''
+
+
+def test_only_is_true_when_every_item_mentions_a_listed_phrase(tmp_path):
+    """only(items, phrases): every item (a string, or lists of them) holds
+    one of the phrases, ignoring case; a stray item fails the expectation,
+    and the failure names what was out of place."""
+    cases = setup(tmp_path, cases=ONLY)
+    r = ost_eval(tmp_path, cases)
+    assert r.returncode == 0, r.stderr
+    assert case_row(r.stdout, 'a clean log')[0] == '1/1'
+    assert case_row(r.stdout, 'filler, places and people')[0] == '0/1'
+    out = r.stdout.split('failed runs:\n')[1]
+    assert ("filler, places and people, run 1: expect[0] only(['chicken caesar wrap', "
+            "'kombucha', 'walk back', 'office'], ['wrap', 'kombucha']) is false (not among the "
+            "phrases: 'walk back', 'office')\n") in out, out
+    assert re.search(r"only needs strings, run 1: expect\[0\] only\(user, \['blue'\]\) error: "
+                     r"only\(\) looks at items given as strings or lists of strings, not "
+                     r"User\(", out), out
+    assert ("only needs phrases, run 1: expect[0] only(bot, []) error: only() needs at least "
+            "one phrase") in out
+
+
+def test_the_readmes_script_plays_the_colour_skill(tmp_path):
+    """The scripted backend's example in the README is a valid script, and
+    does what the README says of it: a confer, a bad reply asked again."""
+    readme = (ROOT / 'README.md').read_text()
+    section = readme.split('A scripted model (`--llm scripted`', 1)[1]
+    block = section.split('\n    [\n', 1)[1].split('\n    ]\n', 1)[0]
+    script = json.loads('[\n' + block + '\n]')
+    cases = setup(tmp_path, script=script)
+    r = ost_eval(tmp_path, cases, '--json', tmp_path / 'out.json')
+    assert r.returncode == 0, r.stderr
+    assert 'total    4/4 runs passed (100.0 %)' in r.stdout, r.stdout
+    s = results_of(tmp_path / 'out.json')
+    assert s['cases'][0]['results'][0]['attempts'] == 3       # "blue!" was asked again
 
 
 def test_min_pass_sets_the_exit_status(tmp_path):
@@ -477,6 +549,15 @@ def test_the_shipped_case_files_are_valid():
         assert [c.holdout for c in fresh.cases] == [held] * count, name
 
 
+def test_the_shipped_case_files_pass_check(tmp_path):
+    """`eval --check` on every shipped case file: each is fine, its skill
+    compiles, and no model is needed for that."""
+    files = sorted(str(p) for p in (ROOT / 'evals').glob('*.toml'))
+    r = ost_eval(tmp_path, '--check', *files, env=env_for(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert len(r.stdout.splitlines()) == len(files) and 'error' not in r.stderr, r.stdout
+
+
 def test_the_seed_dialogue_passes_the_seed_cases(tmp_path):
     """The seed's session (tests/skills/diet.json plays it) is a correct
     dialogue: the shipped seed cases must accept it."""
@@ -540,6 +621,30 @@ def test_a_correct_model_passes_every_shipped_case(tmp_path):
     assert 'holdout  34/35 runs passed (97.1 %)' in r.stdout
 
 
+def test_a_correct_model_passes_every_case_of_the_exercise_log(tmp_path):
+    """The exercise log (skills/exercise.ost, on core_skills' generic
+    routines) played by a correct model: it quotes the user's message and
+    picks the activities; the times and durations are the program's reading
+    of the user's words, or asked.  Every case passes."""
+    from correct_model import exercise_script
+    (tmp_path / 'correct.json').write_text(json.dumps(exercise_script()))
+    env = env_for(tmp_path, OSTINATO_LLM='scripted',
+                  OSTINATO_LLM_SCRIPT=str(tmp_path / 'correct.json'))
+    files = [str(ROOT / 'evals' / name) for name in EXERCISE_FILES]
+    r = subprocess.run([sys.executable, '-m', 'ostinato', 'eval', *files, '--runs', '1',
+                        '--jobs', '4', '--json', str(tmp_path / 'out.json')],
+                       cwd=tmp_path, env=env, text=True, capture_output=True, timeout=900)
+    assert r.returncode == 0, r.stderr
+    s = results_of(tmp_path / 'out.json')
+    failed = [(x['case'], x['failure']) for c in s['cases'] for x in c['results'] if not x['passed']]
+    assert failed == [], '\n'.join(map(str, failed)) + '\n' + r.stdout
+    assert s['runs'] == s['passed'] == EXERCISE_RUNS
+
+
+EXERCISE_FILES = ['exercise.toml']
+EXERCISE_RUNS = 12
+
+
 # ------------------------------------------------------------------ invalid case files
 
 GOOD = CASES
@@ -553,51 +658,51 @@ GOOD = CASES
     (lambda t: t.replace('skill    = "colour.ost"\n', ''),
      r"^cases\.toml: error: the key 'skill' is missing$"),
     (lambda t: t.replace('skill    = "colour.ost"', 'skill    = "color.ost"'),
-     r'^cases\.toml:1: error: skill: no such file .*color\.ost \(the path is relative to '
+     r'^cases\.toml:1:12: error: skill: no such file .*color\.ost \(the path is relative to '
      r'the case file\)$'),
     (lambda t: t.replace('start    = "2025-03-14T16:00:00"\n', ''),
      r"^cases\.toml: error: the key 'start' is missing \(the clock at each "),
     (lambda t: t.replace('start    = "2025-03-14T16:00:00"', 'start    = "tea time"'),
-     r"^cases\.toml:3: error: start: not a date and time 'tea time'"),
+     r"^cases\.toml:3:12: error: start: not a date and time 'tea time'"),
     (lambda t: t.replace('America/New_York', 'America/Springfield'),
-     r"^cases\.toml:2: error: timezone: unknown time zone 'America/Springfield'"),
+     r"^cases\.toml:2:12: error: timezone: unknown time zone 'America/Springfield'"),
     (lambda t: t.replace('runs     = 2', 'runs     = "2"'),
-     r'^cases\.toml:4: error: runs: must be an integer, not a string$'),
+     r'^cases\.toml:4:12: error: runs: must be an integer, not a string$'),
     (lambda t: t.replace('runs     = 2', 'runs     = 0'),
-     r'^cases\.toml:4: error: runs: must be at least 1, not 0$'),
+     r'^cases\.toml:4:12: error: runs: must be at least 1, not 0$'),
     (lambda t: t.replace('runs     = 2', 'rnus     = 2'),
-     r"^cases\.toml:4: error: rnus: unknown key \(did you mean 'runs'\?\)$"),
+     r"^cases\.toml:4:1: error: rnus: unknown key \(did you mean 'runs'\?\)$"),
     (lambda t: t.replace('user = "ann"\nsay  = ["my', 'usr = "ann"\nsay  = ["my'),
-     r"^cases\.toml:21: error: case 'said at once': usr: unknown key \(did you mean 'user'\?\)$"),
+     r"^cases\.toml:21:1: error: case 'said at once': usr: unknown key \(did you mean 'user'\?\)$"),
     (lambda t: t.replace('name = "said at once"', 'name = "asked, then answered"'),
-     r"^cases\.toml:20: error: case\[1\]\.name: a second case named 'asked, then answered' \(names must differ\)$"),
+     r"^cases\.toml:20:8: error: case\[1\]\.name: a second case named 'asked, then answered' \(names must differ\)$"),
     (lambda t: t.replace('name = "said at once"\n', ''),
-     r"^cases\.toml:19: error: case\[1\]: the key 'name' is missing$"),
+     r"^cases\.toml:19:1: error: case\[1\]: the key 'name' is missing$"),
     (lambda t: t.replace('say  = ["my favourite colour is blue"]', 'say  = []'),
-     r"^cases\.toml:22: error: case 'said at once': say: must hold at least one message$"),
+     r"^cases\.toml:22:8: error: case 'said at once': say: must hold at least one message$"),
     (lambda t: t.replace('say  = ["my favourite colour is blue"]', 'say  = [{ text = "x", at = "25:00" }]'),
-     r"^cases\.toml:22: error: case 'said at once': say\[0\]\.at: must be a clock time 'HH:MM', "
+     r"^cases\.toml:22:28: error: case 'said at once': say\[0\]\.at: must be a clock time 'HH:MM', "
      r"not '25:00'$"),
     (lambda t: t.replace('when = "(?i)colou?r"', 'when = "(?i)colo(u?r"'),
-     r"^cases\.toml:10: error: case 'asked, then answered': answers\[0\]\.when: not a regular "
+     r"^cases\.toml:10:31: error: case 'asked, then answered': answers\[0\]\.when: not a regular "
      r"expression: missing \), unterminated subpattern"),
     (lambda t: t.replace('answers = [ { when', 'answers = [ { wen'),
-     r"^cases\.toml:10: error: case 'asked, then answered': answers\[0\]\.wen: unknown key "
+     r"^cases\.toml:10:15: error: case 'asked, then answered': answers\[0\]\.wen: unknown key "
      r"\(did you mean 'when'\?\)$"),
     (lambda t: t.replace('"asked == 1",', '"asked = = 1",'),
-     r"^cases\.toml:13: error: case 'asked, then answered': expect\[1\]: syntax error at column \d+: unexpected '='"),
+     r"^cases\.toml:13:12: error: case 'asked, then answered': expect\[1\]: syntax error at column 9: unexpected '='"),
     (lambda t: t.replace('"llm_calls == 2",', '"lm_calls == 2",'),
-     r"^cases\.toml:14: error: case 'asked, then answered': expect\[2\]: unknown name 'lm_calls' "
+     r"^cases\.toml:14:4: error: case 'asked, then answered': expect\[2\]: unknown name 'lm_calls' "
      r"\(did you mean 'llm_calls'\?\) in 'lm_calls == 2'$"),
     (lambda t: t.replace('expect = ["user.colour', 'expect = [3, "user.colour'),
-     r"^cases\.toml:23: error: case 'said at once': expect\[0\]: must be an Ostinato expression "
+     r"^cases\.toml:23:11: error: case 'said at once': expect\[0\]: must be an Ostinato expression "
      r"in a string, not an integer$"),
     (lambda t: t.replace('expect = ["user.colour == \'blue\'", "asked == 0"]', ''),
-     r"^cases\.toml:19: error: case 'said at once': the key 'expect' is missing$"),
+     r"^cases\.toml:19:1: error: case 'said at once': the key 'expect' is missing$"),
     (lambda t: t.replace('[[case]]\nname = "said', '[[cases]]\nname = "said'),
-     r"^cases\.toml:19: error: cases: unknown key \(did you mean 'case'\?\)$"),
+     r"^cases\.toml:19:1: error: cases: unknown key \(did you mean 'case'\?\)$"),
 ])
-def test_an_invalid_case_file_is_named_with_its_line_and_key(tmp_path, edit, message):
+def test_an_invalid_case_file_is_named_with_its_line_column_and_key(tmp_path, edit, message):
     cases = setup(tmp_path, cases=edit(GOOD))
     r = ost_eval(tmp_path, cases.name)
     assert r.returncode == 65, r.stdout + r.stderr
@@ -605,6 +710,85 @@ def test_an_invalid_case_file_is_named_with_its_line_and_key(tmp_path, edit, mes
     assert re.search(message, r.stderr.strip(), re.M), r.stderr
     assert 'Traceback' not in r.stderr
     assert not (tmp_path / 'work').exists()        # nothing ran
+
+
+def test_check_runs_nothing_and_says_each_file_is_fine(tmp_path):
+    """`eval --check` reads the case files and compiles their skills: no
+    model is asked (none is configured here), no work directory made."""
+    cases = setup(tmp_path)
+    (tmp_path / 'more.toml').write_text(CASES.replace('name = "said at once"', 'name = "x"'))
+    env = env_for(tmp_path)
+    r = ost_eval(tmp_path, '--check', cases.name, 'more.toml', env=env)
+    assert (r.returncode, r.stderr) == (0, ''), r.stderr
+    assert r.stdout == 'cases.toml: ok: 2 cases of colour.ost\nmore.toml: ok: 2 cases of colour.ost\n'
+    assert not (tmp_path / 'work').exists()
+
+
+BROKEN = CASES.replace('runs     = 2', 'rnus     = 2').replace(
+    'when = "(?i)colou?r"', "when = '(?i)colo(u?r'").replace(
+    '"asked == 1",', '"asked = = 1",').replace(
+    '"llm_calls == 2",', '"lm_calls == 2",').replace('skill    = "colour.ost"', 'skill    = "color.ost"')
+
+
+def test_check_names_every_mistake_with_its_line_and_column(tmp_path):
+    """All the mistakes of a file at once, in the order of the file, each
+    at the line and column of the offending key or value -- inside a
+    regular expression or an expectation, at the character at fault."""
+    setup(tmp_path, cases=BROKEN)
+    (tmp_path / 'good.toml').write_text(CASES)
+    r = ost_eval(tmp_path, '--check', 'cases.toml', 'good.toml', env=env_for(tmp_path))
+    assert r.returncode == 65, r.stdout + r.stderr
+    assert r.stderr.splitlines() == [
+        'cases.toml:1:12: error: skill: no such file %s (the path is relative to the case '
+        'file)' % (tmp_path / 'color.ost'),
+        "cases.toml:4:1: error: rnus: unknown key (did you mean 'runs'?)",
+        "cases.toml:10:31: error: case 'asked, then answered': answers[0].when: not a regular "
+        "expression: missing ), unterminated subpattern at position 8",
+        "cases.toml:13:12: error: case 'asked, then answered': expect[1]: syntax error at "
+        "column 9: unexpected '=' (to compare, use '==') in 'asked = = 1'",
+        "cases.toml:14:4: error: case 'asked, then answered': expect[2]: unknown name "
+        "'lm_calls' (did you mean 'llm_calls'?) in 'lm_calls == 2'",
+    ], r.stderr
+    assert r.stdout == 'good.toml: ok: 2 cases of colour.ost\n'
+    assert not (tmp_path / 'work').exists()
+    # Running the eval names them all the same, and runs nothing.
+    r2 = ost_eval(tmp_path, 'cases.toml')
+    assert (r2.returncode, r2.stdout, r2.stderr) == (65, '', r.stderr)
+    assert not (tmp_path / 'work').exists()
+
+
+def test_check_compiles_the_skill(tmp_path):
+    cases = setup(tmp_path, skill='def oops(:\n    pass\n')
+    r = ost_eval(tmp_path, '--check', cases.name, env=env_for(tmp_path))
+    assert (r.returncode, r.stdout) == (65, '')
+    assert re.match(r'colour\.ost:1:\d+: syntax error: ', r.stderr), r.stderr
+
+
+def test_ostinato_check_checks_a_case_file_as_a_case_file(tmp_path):
+    """`ostinato check` on a .toml file does what `eval --check` does,
+    instead of reading TOML as Ostinato source."""
+    setup(tmp_path, cases=BROKEN)
+    (tmp_path / 'good.toml').write_text(CASES)
+    env = env_for(tmp_path)
+    run = [sys.executable, '-m', 'ostinato']
+    a = subprocess.run(run + ['check', 'cases.toml', 'good.toml'], cwd=tmp_path, env=env,
+                       text=True, capture_output=True, timeout=600)
+    b = ost_eval(tmp_path, '--check', 'cases.toml', 'good.toml', env=env)
+    assert (a.returncode, a.stdout, a.stderr) == (b.returncode, b.stdout, b.stderr)
+    assert a.returncode == 65
+    assert not re.search(r'^cases\.toml:\d+:\d+: syntax error', a.stderr, re.M), a.stderr
+
+
+def test_positions_inside_strings_only_where_the_text_is_the_files():
+    """A column inside a string is only given when the string is written
+    without escapes (else it would point at the wrong character): then the
+    position is the string's start."""
+    from ostinato.eval.cases import _Checker
+    text = 'a = "x\\\\y(z"\nb = \'p(q\'\nc = """m(n"""\n'
+    c = _Checker('f.toml', text, {})
+    assert c.inside_string(c.values[('a',)], 3) == (1, 5)       # escaped: the quote
+    assert c.inside_string(c.values[('b',)], 2) == (2, 7)       # the '('
+    assert c.inside_string(c.values[('c',)], 2) == (3, 5)       # triple quotes: the start
 
 
 def test_case_files_that_cannot_be_read(tmp_path):
@@ -762,10 +946,31 @@ def test_an_interrupted_eval_starts_over_when_the_cases_changed(tmp_path):
     assert 'total    4/4 runs passed' in r.stdout
 
 
+def test_piped_each_ended_run_is_one_line(tmp_path):
+    """Into a pipe or a log: a line per ended run on stderr (done/total,
+    pass or FAIL, the case, the run, its seconds and the time so far, why
+    it failed), nothing redrawn; the table stays alone on stdout."""
+    cases = setup(tmp_path, cases=CASES.replace('"asked == 0"', '"asked == 5"'))
+    r = ost_eval(tmp_path, cases)
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.splitlines()
+    assert len(lines) == 4, r.stderr
+    pattern = r'\[(\d)/4\] (pass|FAIL)  (.+), run (\d)  \(\d+ s; \d+ s in all\)(.*)$'
+    seen = [re.match(pattern, line).groups() for line in lines]
+    assert seen == [
+        ('1', 'pass', 'asked, then answered', '1', ''),
+        ('2', 'pass', 'asked, then answered', '2', ''),
+        ('3', 'FAIL', 'said at once', '1', ': expect[1] asked == 5 is false'),
+        ('4', 'FAIL', 'said at once', '2', ': expect[1] asked == 5 is false'),
+    ], r.stderr
+    assert '\r' not in r.stderr and '\x1b' not in r.stderr
+    assert '[1/4]' not in r.stdout
+
+
 def test_a_progress_line_only_on_a_terminal(tmp_path):
-    """On a terminal stderr shows one line that is redrawn (runs done,
-    the dialogue under way) and wiped at the end; piped, nothing (the
-    passing eval above has an empty stderr)."""
+    """On a terminal stderr shows also one line that is redrawn (runs
+    done, the dialogue under way) and wiped at the end; the line of each
+    ended run is written above it."""
     import pty
     cases = setup(tmp_path)
     master, slave = pty.openpty()
@@ -787,5 +992,9 @@ def test_a_progress_line_only_on_a_terminal(tmp_path):
     assert p.returncode == 0
     text = seen.decode()
     assert re.search(r'\r\[0/4 runs, 0 passed\] asked, then answered, run 1: 0 s\x1b\[K', text), text
+    # Each ended run: the status line wiped, the run's line, then the status again.
+    assert re.search(r'\r\x1b\[K\[1/4\] pass  asked, then answered, run 1  \(\d+ s; \d+ s in all\)'
+                     r'\r?\n\r\[1/4 runs, 1 passed\]', text), text
+    assert re.search(r'\[4/4\] pass  said at once, run 2 ', text), text
     assert text.endswith('\r\x1b[K')
     assert '\r' not in out and 'total    4/4 runs passed' in out

@@ -7,6 +7,7 @@ migration and keeps these green (DESIGN.md §3)."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -85,7 +86,9 @@ def test_the_diet_dialogue_finishes(version, tmp_path):
     assert 'And when did you have the hot chocolate?' in out, out
     assert 'Your diet log to date:' in out
     assert '[2025-03-14T12:30:00-04:00] (lunch) turkey sandwich, apple' in out
-    assert '[2025-03-14T14:30:00-04:00] (later) hot chocolate' in out
+    # The time is read from the user's words ("at 2:30 or so"), on the day
+    # the user wrote them, not taken from the model's ISO reply.
+    assert re.search(r'\[\d{4}-\d\d-\d\dT14:30:00[+-]\d\d:\d\d\] \(later\) hot chocolate', out), out
     assert 'About what time was lunch?' not in out      # asked before, not again
     assert schema_of(db) == SCHEMA_VERSION
 

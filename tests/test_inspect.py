@@ -138,7 +138,9 @@ def test_tasks_lists_live_tasks(demo):
     assert re.match(r'waiting for a change of <Box> \(read by `wait until`\)' + since
                     + r'  goals: Watch the box\. > Wait for the box to fill\.$', rest), rest
     rest = tasks['napper'][2]
-    assert re.match(r'sleeping until [-\d: ]+ \(in (59 min( \d+ s)?|1 h)\)' + since
+    # What it waits for in words first, then how.
+    assert re.match(r'time \(until \d{4}-\d\d-\d\dT\d\d:\d\d\) -- '
+                    r'sleeping until [-\d: ]+ \(in (59 min( \d+ s)?|1 h)\)' + since
                     + r'  goals: Nap a while\.$', rest), rest
     rest = tasks['taker'][2]
     # No blurb: the goal name stands in.
@@ -348,9 +350,11 @@ def test_describe_waits():
     task.waiting = ('import', 'helper')
     assert report.describe_wait(task, now) == 'waiting for module helper'
     task.waiting = ('sleep', now + 2 * 3600 + 3 * 60 + 4)
-    assert report.describe_wait(task, now) == 'sleeping until 12:03:04 (in 2 h 3 min)'
+    assert report.describe_wait(task, now) == (
+        'time (until 2024-05-06T12:03) -- sleeping until 12:03:04 (in 2 h 3 min)')
     task.waiting = ('sleep', now - 5)
-    assert report.describe_wait(task, now) == 'sleeping until 09:59:55 (overdue by 5 s)'
+    assert report.describe_wait(task, now) == (
+        'time (until 2024-05-06T09:59) -- sleeping until 09:59:55 (overdue by 5 s)')
     task.waiting = ('take', OQueue())
     assert report.describe_wait(task, now) == 'waiting for an item from <queue 0>'
     box = OObject(OType('Box'))
@@ -384,3 +388,103 @@ def test_unknown_task_is_a_key_error():
     with pytest.raises(KeyError) as e:
         report.task_text(w, 5)
     assert str(e.value) == 'no task with id 5'
+
+
+# ------------------------------------------------------------------ waits in words
+
+def _chat_thread(name, texts):
+    """A chat thread as the channels module makes it: (sender, text) pairs,
+    the bot's with sender None."""
+    user = OObject(OType('User'), {'id': name, 'name': name})
+    from ostinato.vm.values import OList
+    messages = OList([OObject(OType('Message'), {'sender': user if who else None, 'text': text})
+                      for who, text in texts])
+    return OObject(OType('Thread'), {'id': 'console', 'user': user, 'messages': messages})
+
+
+def test_waits_in_words_come_before_how():
+    """A dialogue waiting on a chat thread waits for the user's reply to
+    the bot's last message there; agent() for the model's reply; a task
+    waiting for another's end says what that one waits for."""
+    from ostinato.compiler import code as ops
+    from ostinato.effects.channels import chat  # noqa: F401 -- registers its words
+    from ostinato.effects.llm import queue  # noqa: F401
+    now = time.mktime((2024, 5, 6, 10, 0, 0, 0, 0, -1))
+    wcode = _code('w', instrs=[(ops.WATCH_BEGIN, None), (ops.LOAD_LOCAL, 0),
+                               (ops.WATCH_END_UNTIL, 0), (ops.RETURN, None)])
+    dialogue = Task(9, 'dialogue', None)
+    dialogue.state = 'waiting'
+    dialogue.frame = _frame(wcode, None, None, pc=0)
+    thread = _chat_thread('ann', [(1, 'Had lunch'), (0, 'When, roughly, was lunch?'),
+                                  (1, 'hmm')])
+    dialogue.waiting = Watch(1, dialogue, [OModule('channels'), thread,
+                                           thread.vals['messages']], 'change')
+    assert report.describe_wait(dialogue, now).startswith(
+        "ann's reply to: When, roughly, was lunch? -- waiting for a change of <module channels> "
+        "or <Thread console> or ")
+    assert report.task_data(dialogue, None, now)['waits_for'] == \
+        "ann's reply to: When, roughly, was lunch?"
+    # A long question is cut short; before the bot said anything, the next message.
+    long = _chat_thread('bo', [(0, 'x' * 200)])
+    dialogue.waiting = Watch(2, dialogue, [long], 'change')
+    words = report.waits_for(dialogue, now)
+    assert words.startswith("bo's reply to: xxx") and words.endswith('...') and len(words) < 80
+    dialogue.waiting = Watch(3, dialogue, [_chat_thread('cy', [(1, 'hi')])], 'change')
+    assert report.waits_for(dialogue, now) == "cy's next message"
+    # The task that runs the dialogue waits for its end.
+    dialogue.waiting = Watch(1, dialogue, [thread], 'change')
+    converse = Task(8, 'converse', None)
+    converse.state = 'waiting'
+    converse.frame = _frame(wcode, None, None, pc=0)
+    converse.waiting = Watch(4, converse, [dialogue], 'change')
+    assert report.describe_wait(converse, now) == (
+        "task 9 dialogue to end; it waits for ann's reply to: When, roughly, was lunch? -- "
+        "waiting for a change of <task dialogue> (read by `wait until`)")
+    dialogue.waiting = ('llm', 12)
+    assert report.describe_wait(dialogue, now) == 'the model (request 12) -- waiting for llm 12'
+    assert report.waits_for(converse, now) == \
+        'task 9 dialogue to end; it waits for the model (request 12)'
+    # A wait nobody has words for is said as before; a ready task has none.
+    dialogue.waiting = ('take', OQueue())
+    assert report.describe_wait(dialogue, now) == 'waiting for an item from <queue 0>'
+    assert report.waits_for(dialogue, now) is None
+    dialogue.state = 'ready'
+    assert report.waits_for(dialogue, now) is None
+
+
+CHAT = '''\
+import channels
+
+ann = channels.User(id = 'ann', name = 'ann')
+t = channels.Thread(id = 'console', channel = 'nowhere', user = ann, messages = [])
+channels.threads['console'] = t
+channels.send_message_to_thread(t, 'When, roughly, was lunch?')
+
+def dialogue(thread):
+    return channels.wait_for_new_messages_on_thread(thread)
+
+spawn dialogue(t)
+'''
+
+
+def test_tasks_says_whose_reply_a_dialogue_waits_for(tmp_path):
+    """`ostinato tasks` (and --json) on a database where a dialogue waits
+    for the user's answer: the user's name and the bot's question first."""
+    prog = tmp_path / 'chat.ost'
+    prog.write_text(CHAT)
+    db = str(tmp_path / 'chat.fs')
+    store = Store(db)
+    try:
+        drive(store, prog)
+    finally:
+        store.close()
+    code, out = cli('tasks', '--db', db)
+    assert code == 0, out
+    line = lines_by_name(out)['dialogue'][2]
+    assert line.startswith("ann's reply to: When, roughly, was lunch? -- waiting for a change "
+                           "of "), line
+    code, out = cli('tasks', '--db', db, '--json')
+    import json
+    data = [t for t in json.loads(out) if t['name'] == 'dialogue'][0]
+    assert data['waits_for'] == "ann's reply to: When, roughly, was lunch?"
+    assert data['waiting'].startswith(data['waits_for'] + ' -- waiting for a change of ')

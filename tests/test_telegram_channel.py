@@ -410,6 +410,7 @@ def test_editing_the_skill_while_a_dialogue_waits_takes_effect_under_serve(tg, t
     running frames finish with the code they started with, docs/language.md §16)."""
     diet = tmp_path / 'diet.ost'
     diet.write_text((HERE.parent / 'skills' / 'diet.ost').read_text())
+    (tmp_path / 'meals.ost').write_text((HERE.parent / 'skills' / 'meals.ost').read_text())
     bot = Bot(tg, tmp_path, command='serve', program=diet, OSTINATO_LLM='scripted',
               OSTINATO_LLM_SCRIPT=str(HERE / 'skills' / 'telegram_diet.json'))
     bot.start()

@@ -90,6 +90,7 @@ def busy_for(pid, seconds):
 
 def diet_env(tmp_path, **extra):
     shutil.copy(ROOT / 'skills' / 'diet.ost', tmp_path)
+    shutil.copy(ROOT / 'skills' / 'meals.ost', tmp_path)
     return env_for(tmp_path, OSTINATO_LLM='scripted',
                    OSTINATO_LLM_SCRIPT=str(HERE / 'skills' / 'diet.json'), **extra)
 

@@ -444,6 +444,8 @@ def test_the_inspector_shows_the_waiting_dialogue(diet):
     page = ann.get('/inspect').text
     assert 'Track what the user eats and drinks. &gt; get_answer_to_question &gt; ' in page
     assert 'waiting for a change of' in page
+    # What the dialogue waits for, in words, before how.
+    assert 'ann&#39;s reply to: About what time was lunch? -- waiting for a change of' in page
     waiting = ann.get('/inspect?state=waiting&q=get_answer').text
     assert 'dialogue' in waiting and 'route' not in waiting.split('<tbody>')[1]
     assert 'no ready tasks' in ann.get('/inspect?state=ready').text

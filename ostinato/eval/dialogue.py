@@ -378,8 +378,11 @@ def _waits_on(task, obj):
 
 # ------------------------------------------------------------------ expectations
 
-def expectation_helpers(case):
-    """near() and mentions(), for the expectations of `case`."""
+def expectation_helpers(case, notes=None):
+    """near(), mentions() and only(), for the expectations of `case`.
+    only() puts the items it found out of place into `notes` (a list), for
+    the message of the expectation that fails."""
+    notes = [] if notes is None else notes
     def near(t, hhmm, minutes):
         if type(t) is not str:
             raise OstError('near() needs an ISO time text, not %s' % _shown(t))
@@ -414,8 +417,44 @@ def expectation_helpers(case):
                            % _shown(word))
         return _mentions(value, word.lower(), set())
 
+    def only(items, phrases):
+        if type(phrases) is str:
+            phrases = OList([phrases])
+        if type(phrases) not in (OList, OSet) or not all(
+                type(p) is str for p in _elements(phrases)):
+            raise OstError('only() needs the phrases as a list of strings, not %s'
+                           % _shown(phrases))
+        wanted = [p.strip().lower() for p in _elements(phrases) if p.strip()]
+        if not wanted:
+            raise OstError('only() needs at least one phrase')
+        stray = [x for x in _strings(items, 'only()')
+                 if not any(w in x.lower() for w in wanted)]
+        if stray:
+            notes.append('not among the phrases: %s' % ', '.join(_shown(x) for x in stray))
+        return not stray
+
     return {'near': Builtin('near', near, ('time', 'clock', 'minutes')),
-            'mentions': Builtin('mentions', mentions, ('value', 'word'))}
+            'mentions': Builtin('mentions', mentions, ('value', 'word')),
+            'only': Builtin('only', only, ('items', 'phrases'))}
+
+
+def _elements(v):
+    return v.items if type(v) is OList else list(v.d) if type(v) is OSet else [v]
+
+
+def _strings(v, who):
+    """The strings of `v`: a string, or a list or set of them (nested ones
+    too); anything else is an error, so that a log of objects is not
+    passed where its items were meant."""
+    t = type(v)
+    if t is str:
+        return [v]
+    if t is OList or t is OSet:
+        return [x for item in _elements(v) for x in _strings(item, who)]
+    if v is None:
+        return []
+    raise OstError('%s looks at items given as strings or lists of strings, not %s'
+                   % (who, _shown(v)))
 
 
 def _mentions(v, word, seen):
@@ -450,9 +489,11 @@ def evaluate(sched, case, names):
     (expectation, None when true | 'is false' | 'error: ...').  Nothing the
     expressions change is kept (the caller aborts the transaction)."""
     from ..vm.printing import to_str
-    helpers = expectation_helpers(case)
+    notes = []
+    helpers = expectation_helpers(case, notes)
     outcomes = []
     for e in case.expect:
+        del notes[:]
         m = OModule('<expect>')
         m.ns.update(names)
         m.ns.update(helpers)
@@ -465,7 +506,8 @@ def evaluate(sched, case, names):
             problem = 'error: internal error: %s: %s' % (type(x).__name__, x)
         if status == 'done':
             if not ops.truthy(m.ns.get('__result__')):
-                problem = 'is false'
+                # What only() found out of place says why at once.
+                problem = 'is false' + ''.join(' (%s)' % n for n in notes)
         elif status == 'failed':
             err = task.error
             msg = err.vals.get('message') if type(err) is OObject else err

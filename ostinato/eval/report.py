@@ -25,24 +25,44 @@ END = '<!-- ostinato eval: end -->'
 # ------------------------------------------------------------------ progress
 
 class Progress:
-    """One line on the terminal: runs done, passed, the dialogue under way
-    and for how long.  Only ever drawn on a terminal."""
+    """What the operator sees while an eval runs, on standard error: a
+    line for each run that ends (done/total, pass or FAIL, the case and
+    run, its seconds, the time since the eval began, and why it failed),
+    so that a long eval is never silent; and on a terminal also a status
+    line, redrawn in place, with the dialogue under way and for how long.
+    Piped into a log, only the lines of ended runs: one per dialogue."""
 
     EVERY = 0.2
 
-    def __init__(self, stream, total, done):
+    def __init__(self, stream, total, done, tty=None):
         self.stream = stream
         self.total = total
         self.done = done
         self.passed = 0
         self.drawn = 0.0
         self.shown = False
+        self.began = time.monotonic()
+        if tty is None:
+            tty = hasattr(stream, 'isatty') and stream.isatty()
+        self.tty = tty
 
     def finished(self, result):
         self.done += 1
         self.passed += bool(result['passed'])
+        self.clear()
+        line = '[%d/%d] %s  %s, run %d  (%s; %s in all)' % (
+            self.done, self.total, 'pass' if result['passed'] else 'FAIL', result['case'],
+            result['run'], _duration(result['seconds'] or 0),
+            _duration(time.monotonic() - self.began))
+        if not result['passed']:
+            line += ': ' + _short(failure_text(result).replace('\n', ' '), 160)
+        self.stream.write(line + '\n')
+        self.stream.flush()
+        self.drawn = 0.0                # the status line again at once
 
     def update(self, active):
+        if not self.tty:
+            return
         now = time.monotonic()
         if now - self.drawn < self.EVERY:
             return

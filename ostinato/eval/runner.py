@@ -50,6 +50,35 @@ def select(files, only):
     return chosen
 
 
+def check_command(paths, out=None, err=None) -> int:
+    """`ostinato eval --check`: read and check the case files and compile
+    their skills, running nothing; every mistake on `err` as FILE:LINE:COL,
+    a line per valid file on `out`.  Returns 0, or 65 when any is wrong."""
+    from ..compiler.check import check_file
+    from ..vm.interp import VM  # noqa: F401 -- registers every built-in
+    from ..vm.values import BUILTINS
+    from .cases import load_case_file
+    out = out or sys.stdout
+    err = err or sys.stderr
+    status = EXIT_OK
+    skills = {}
+    for path in paths:
+        try:
+            cf = load_case_file(path)
+        except CaseFileError as e:
+            err.write('%s\n' % e)
+            status = EXIT_DATA
+            continue
+        if cf.skill not in skills:
+            skills[cf.skill] = check_file(cf.skill, out, err, BUILTINS)
+        if skills[cf.skill] != 0:
+            status = EXIT_DATA
+            continue
+        out.write('%s: ok: %d case%s of %s\n' % (
+            path, len(cf.cases), '' if len(cf.cases) == 1 else 's', R.shown_path(cf.skill)))
+    return status
+
+
 def run_command(paths, options: Options, make_llm_service: Callable, identity: dict,
                 out=None, err=None) -> int:
     """The whole command; returns its exit status."""
@@ -101,8 +130,7 @@ def _run(files, plan, options, make_llm_service, identity, work, out, err):
     if results:
         err.write('ostinato eval: going on with the interrupted eval in %s: %d of %d runs '
                   'had finished\n' % (work.path, len(results), len(plan)))
-    progress = R.Progress(err, len(plan), len(results)) \
-        if hasattr(err, 'isatty') and err.isatty() else None
+    progress = R.Progress(err, len(plan), len(results))
     header = R.header_line(files, plan, options, identity)
     out.write(header + '\n')
     out.flush()
@@ -115,25 +143,21 @@ def _run(files, plan, options, make_llm_service, identity, work, out, err):
             stopped = _run_file(fi, cf, todo, options, make_llm_service, work, results,
                                 progress, err)
         except SkillError as e:
-            if progress:
-                progress.clear()
+            progress.clear()
             err.write('%s: error: %s\n' % (cf.skill, e))
             return EXIT_DATA
         except _SkillSyntax as e:
-            if progress:
-                progress.clear()
+            progress.clear()
             err.write(str(e) + '\n')
             return EXIT_DATA
         if stopped:
-            if progress:
-                progress.clear()
+            progress.clear()
             # What finished is worth seeing (and keeping) all the same.
             _report(files, plan, results, options, work, out, err)
             err.write('ostinato eval: interrupted after %d of %d runs; run the same command '
                       'again to go on\n' % (len(results), len(plan)))
             return EXIT_INTERRUPTED
-    if progress:
-        progress.clear()
+    progress.clear()
     work.complete()
     status, summary = _report(files, plan, results, options, work, out, err)
     if summary['pass_rate'] < options.min_pass:
@@ -175,8 +199,7 @@ def _run_file(fi, cf, todo, options, make_llm_service, work, results, progress, 
         result = score(sched, run, thread, work.transcript_path(run, run.case_index))
         work.record(result)
         results.append(result)
-        if progress:
-            progress.finished(result)
+        progress.finished(result)
 
     runs = []
     for ci, case, n in todo:

@@ -132,9 +132,57 @@ def _watch_construct(task, watch):
     return 'a watched evaluation'
 
 
-def describe_wait(task, now=None):
-    """What the task waits for, in words."""
+# What a task waits for, said as its author thinks of it ("ann's reply to:
+# When was lunch?") before the mechanics ("a change of <Thread 7> ...").
+# Only the layers above know what their objects mean -- a chat thread, a
+# model request -- so they register a function here: fn(task, now) -> the
+# words, or None when the wait is none of theirs.
+WAIT_WORDS: list = []
+WORDS_DEPTH = 3       # "task 9 to end; it waits for task 12 to end; ..." at most so deep
+
+
+def wait_words(fn):
+    """Register fn(task, now) as a source of words for waits (a decorator)."""
+    WAIT_WORDS.append(fn)
+    return fn
+
+
+def waits_for(task, now=None, depth=0):
+    """What a waiting task waits for, in a few words, or None: what a
+    registered function says; time, for a sleep; for a watch on another
+    task, that task's end and what it waits for."""
+    if task.state != 'waiting':
+        return None
     now = _time.time() if now is None else now
+    for fn in WAIT_WORDS:
+        try:
+            words = fn(task, now)
+        except Exception:     # words are a courtesy: never worth losing the report
+            words = None
+        if words:
+            return words
+    w = task.waiting
+    if type(w) is tuple and len(w) == 2 and w[0] == 'sleep' and type(w[1]) in (int, float):
+        return 'time (until %s)' % _time.strftime('%Y-%m-%dT%H:%M', _time.localtime(w[1]))
+    if isinstance(w, Watch) and depth < WORDS_DEPTH:
+        for o in w.objs or ():
+            if isinstance(o, Task) and not o.done:
+                inner = waits_for(o, now, depth + 1)
+                return 'task %s %s to end%s' % (o.id, o.name,
+                                                '; it waits for ' + inner if inner else '')
+    return None
+
+
+def describe_wait(task, now=None):
+    """What the task waits for: in words first when they are known
+    (`waits_for`), then how (`waiting for a change of ...`)."""
+    now = _time.time() if now is None else now
+    how = _how_it_waits(task, now)
+    words = waits_for(task, now) if how != task.state else None
+    return '%s -- %s' % (words, how) if words else how
+
+
+def _how_it_waits(task, now):
     state = task.state
     if state in ('ready', 'running', 'done', 'failed'):
         return state
@@ -304,6 +352,7 @@ def task_data(task, world=None, now=None):
     wait = describe_wait(task, now)
     return {'id': task.id, 'name': task.name, 'state': task.state,
             'waiting': wait if wait != task.state else None,
+            'waits_for': waits_for(task, now),
             'since': getattr(task, 'since', None),
             'goals': goal_stack(task),
             'old_code': bool(old_frames(task)),

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from . import limits, ops, printing, timefmt
+from . import extract, limits, ops, printing, timefmt
 from .values import (
     BUILTINS, Builtin, OList, OMap, OObject, OQueue, OSet, OstError, OType,
     Span, kind,
@@ -586,6 +586,7 @@ _TABLE = [
     ('parse_json', b_parse_json, ('text',)),
     ('now', b_now, ()),
     ('format_time', b_format_time, ('time', 'format')),
+    ('extract', extract.b_extract, ('text', 'kinds', 'now', 'zone', 'prefer', 'hours')),
     ('add_property', b_add_property, ('type', 'mode', 'name', 'default')),
 ]
 

@@ -9,9 +9,14 @@ channels differ only in how texts arrive and how replies leave.
 """
 from __future__ import annotations
 
+from ...runtime import report
+from ...runtime.world import Watch
 from ...vm import ops
 from ...vm import timefmt
-from ...vm.values import OList, OMap
+from ...vm.printing import to_str
+from ...vm.values import OList, OMap, OObject
+
+ASKED_WIDTH = 60      # the bot's message quoted in "ann's reply to: ..."
 
 
 def channels_module(world):
@@ -50,3 +55,27 @@ def receive(sched, key, channel, thread_id, user, text, when=None):
     if first:
         sched.put(ns['threads_queue'], thread)
     return thread
+
+
+@report.wait_words
+def waits_for_reply(task, now):
+    """`ann's reply to: When, roughly, was lunch?` for a task waiting on a
+    chat thread (the user's name and the bot's last message there), or
+    `ann's next message` before the bot said anything."""
+    w = task.waiting
+    if not isinstance(w, Watch):
+        return None
+    for o in w.objs or ():
+        if type(o) is OObject and o.type.name == 'Thread':
+            messages, user = o.vals.get('messages'), o.vals.get('user')
+            if type(messages) is OList and type(user) is OObject:
+                break
+    else:
+        return None
+    name = user.vals.get('name') or user.vals.get('id') or 'the user'
+    who = '%s\'s' % to_str(name)
+    for m in reversed(messages.items):
+        if type(m) is OObject and m.vals.get('sender') is None:
+            return '%s reply to: %s' % (who, report.short(to_str(m.vals.get('text')),
+                                                          ASKED_WIDTH))
+    return '%s next message' % who

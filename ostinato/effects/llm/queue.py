@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from BTrees.IOBTree import IOBTree
 from persistent import Persistent
 
+from ...runtime import report
 from ...runtime.terminal import harmless
 from ...runtime.world import service_state
 from ...vm import values as V
@@ -469,3 +470,12 @@ def log_text(entries):
             out.append('  reply: ' + json.dumps(e.reply, ensure_ascii=False))
         out.append('')
     return '\n'.join(out).rstrip('\n')
+
+
+@report.wait_words
+def waits_for_model(task, now):
+    """`the model (request 12)` for a task whose `agent()` waits for its reply."""
+    w = task.waiting
+    if type(w) is tuple and len(w) == 2 and w[0] == SERVICE:
+        return 'the model (request %s)' % (w[1],)
+    return None

@@ -1,0 +1,466 @@
+"""The `extract` built-in: the times, durations, numbers and quantities a text names.
+
+    extract(text, kinds = none, now = none, zone = none, prefer = 'future')
+
+The words of the language are Duckling's (vm/duckling.py); what is here is
+the part a skill needs around them: arguments checked with Ostinato errors,
+the reference time (`now()`'s clock, the runtime's, by default: a virtual
+one during an eval), the zone the results are given in, and the choice
+between past and future for a time that recurs.  Duckling resolves "at 8"
+to its next occurrence; a log wants the last one ("at 8" said at 21:00 is
+20:00 today).  That choice is made by Duckling too, reading the text again
+from a reference time one period (the step between the occurrences it
+gave) earlier, so weekdays and months are its business, not ours; zones
+and DST are Python's zoneinfo (vm/duckling.py says why not Duckling's).
+And with the past preferred, a time that only lies ahead and holds a
+duration ("5k in 28 min") is that duration: nothing logged happens later.
+
+Each result is a map: `kind`, `text` (the words), `start`, `end`
+(character offsets, `text[start:end]`), and per kind the fields
+docs/language.md §18.1 lists.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone, tzinfo
+import os
+import zoneinfo
+
+from . import duckling, limits, printing, timefmt
+from .values import OList, OMap, OSet, OstError, kind
+
+__all__ = ['b_extract', 'KINDS', 'MAX_TEXT']
+
+# Ostinato's kind -> Duckling's dimension.
+KINDS = {'time': 'time', 'duration': 'duration', 'number': 'number', 'ordinal': 'ordinal',
+         'quantity': 'quantity', 'volume': 'volume', 'distance': 'distance',
+         'temperature': 'temperature', 'money': 'amount-of-money'}
+_KIND_OF = {v: k for k, v in KINDS.items()}
+# Without `kinds`: what a log of things done needs.  Distance is left out
+# because Duckling reads "5k in" as 5 inches; a skill that wants it asks.
+DEFAULT_KINDS = ('time', 'duration', 'number', 'quantity', 'volume')
+
+# Characters of one text: a Telegram message's most.  Duckling reads it in
+# pieces (vm/duckling.py), so its time grows with the length; the worst
+# text measured here (4,096 characters of nothing but clock times) takes a
+# few seconds, a chat message milliseconds.
+MAX_TEXT = 4096
+
+
+def _err(text):
+    return OstError('extract() ' + text)
+
+
+def _reject(x):
+    return OstError('extract() does not accept ' + kind(x))
+
+
+def _kinds(kinds):
+    if kinds is None:
+        return list(DEFAULT_KINDS)
+    if type(kinds) is str:
+        names = [kinds]
+    elif type(kinds) in (OList, tuple, OSet):
+        names = list(kinds.items if type(kinds) is OList else
+                     kinds.d if type(kinds) is OSet else kinds)
+    else:
+        raise _reject(kinds)
+    out = []
+    for k in names:
+        if type(k) is not str:
+            raise _reject(k)
+        if k not in KINDS:
+            raise _err('does not know the kind %s (the kinds: %s)'
+                       % (printing.display(k), ', '.join(KINDS)))
+        if k not in out:
+            out.append(k)
+    if not out:
+        raise _err('needs at least one kind')
+    return out
+
+
+def _now(now):
+    """The reference time as an aware datetime, and the tzinfo its text
+    named (None when it named none)."""
+    if now is None:
+        seconds = timefmt.clock()
+    elif type(now) in (int, float) and type(now) is not bool:
+        seconds = now
+    elif type(now) is str:
+        try:
+            dt = datetime.fromisoformat(now.strip())
+        except ValueError:
+            raise _err('cannot read the time %s' % printing.display(now)) from None
+        try:
+            return (dt if dt.tzinfo is not None else dt.astimezone()), dt.tzinfo
+        except (OverflowError, OSError, ValueError):
+            raise _err('time out of range') from None
+    else:
+        raise _reject(now)
+    try:
+        return datetime.fromtimestamp(seconds, timezone.utc), None
+    except (OverflowError, OSError, ValueError):
+        raise _err('time out of range') from None
+
+
+def _local_zone_name():
+    """The IANA name of the process's zone (what `now()` shows: $TZ, as an
+    eval sets it for each simulated user, else /etc/localtime), when it
+    can be told."""
+    tz = os.environ.get('TZ')
+    if tz is not None:
+        name = tz.lstrip(':')
+    else:
+        try:
+            name = os.path.realpath('/etc/localtime')
+        except OSError:
+            return None
+    if '/zoneinfo/' in name:
+        name = name.split('/zoneinfo/', 1)[1]
+    try:
+        zoneinfo.ZoneInfo(name)
+    except (ValueError, OSError, zoneinfo.ZoneInfoNotFoundError):
+        return None
+    return name
+
+
+def _zone(zone, now, named):
+    """The tzinfo the results are given in."""
+    if zone is not None:
+        if type(zone) is not str:
+            raise _reject(zone)
+        try:
+            return zoneinfo.ZoneInfo(zone)
+        except (ValueError, OSError, zoneinfo.ZoneInfoNotFoundError):
+            raise _err('does not know the time zone %s (an IANA name such as '
+                       "'Europe/Paris')" % printing.display(zone)) from None
+    if named is not None:
+        return now.tzinfo
+    name = _local_zone_name()
+    if name is not None:
+        return zoneinfo.ZoneInfo(name)
+    return now.astimezone().tzinfo
+
+
+class _Reader:
+    """Duckling in one zone: it reads in UTC at the zone's wall clock
+    (vm/duckling.py says why), and each time it gives is read back as a
+    wall-clock time of the zone, its aware datetime put beside it as 'at'."""
+
+    def __init__(self, tz: tzinfo):
+        self.tz = tz
+
+    def wall(self, now: datetime) -> datetime:
+        return now.astimezone(self.tz).replace(tzinfo=None)
+
+    def parse(self, text, dims, now: datetime):
+        wall = self.wall(now)
+        entities = duckling.parse(text, dims, int(wall.replace(tzinfo=timezone.utc).timestamp()))
+        for e in entities:
+            if e.get('dim') != 'time':
+                continue
+            value = e.get('value') or {}
+            for v in [value] + list(value.get('values') or []):
+                for node in (v, v.get('from'), v.get('to')):
+                    if isinstance(node, dict) and isinstance(node.get('value'), str):
+                        self._at(node)
+        return entities
+
+    def _at(self, node):
+        """Put 'at' into one of Duckling's times, and 'fold1' when its wall
+        clock time happens twice (the night clocks go back): the second."""
+        try:
+            naive = datetime.fromisoformat(node['value']).replace(tzinfo=None)
+        except ValueError:
+            return
+        node['at'] = _wall(naive, self.tz)
+        second = _wall(naive.replace(fold=1), self.tz)
+        if _utc(second) != _utc(node['at']):
+            node['fold1'] = second
+
+
+# A time counted from now in these units ("20 min ago", "in 2 hours") is
+# now plus an amount of seconds, not a wall-clock time: across a DST change
+# the two differ by an hour.  Days and longer are counted on the calendar.
+_CLOCK_UNITS = ('second', 'minute', 'hour')
+
+
+def _from_now(reader, now, entities, durations):
+    """Set 'at' of the times counted from now in clock units (above)."""
+    for e in entities:
+        value = e.get('value') or {}
+        values = value.get('values') or []
+        # Duckling gives these the grain second or minute ("in 2 hours" is
+        # now to the minute); only then is the text read for durations.
+        if e.get('dim') != 'time' or len(values) != 1 or values[0].get('type') != 'value' \
+                or not values[0].get('at') or values[0].get('grain') not in ('second', 'minute'):
+            continue
+        inside = [d for d in durations() if e['start'] <= d['start'] and d['end'] <= e['end']]
+        if not inside or (inside[0].get('value') or {}).get('unit') not in _CLOCK_UNITS:
+            continue
+        naive = datetime.fromisoformat(values[0]['value']).replace(tzinfo=None)
+        # In UTC: Python adds to an aware time of a zone on its wall clock.
+        at = (now.astimezone(timezone.utc) + (naive - reader.wall(now))).astimezone(reader.tz)
+        values[0]['at'] = value['at'] = at
+        values[0].pop('fold1', None)
+        value.pop('fold1', None)
+
+
+def _settle(entities, now, prefer):
+    """Of a wall-clock time that happens twice, the one on the side of
+    `now` that `prefer` says (the first, when neither is)."""
+    for e in entities:
+        if e.get('dim') != 'time':
+            continue
+        value = e.get('value') or {}
+        chosen = (value.get('values') or [value])[0]
+        for node in (chosen, chosen.get('from'), chosen.get('to')):
+            if not isinstance(node, dict) or not node.get('fold1'):
+                continue
+            both = [node['at'], node['fold1']]
+            if prefer == 'past':
+                fit = [t for t in both if _utc(t) <= _utc(now)]
+                pick = max(fit, key=_utc) if fit else None
+            else:
+                fit = [t for t in both if _utc(t) >= _utc(now)]
+                pick = min(fit, key=_utc) if fit else None
+            if pick is not None:
+                node['at'] = pick
+
+
+def _wall(naive: datetime, tz: tzinfo) -> datetime:
+    """A wall-clock time of `tz` as an aware datetime (an hour skipped by a
+    DST change is read with the offset before it; one that happens twice,
+    by its `fold`)."""
+    aware = naive.replace(tzinfo=tz)
+    try:
+        return aware.astimezone(timezone.utc).astimezone(tz)
+    except (OverflowError, ValueError):
+        return aware
+
+
+def _utc(t: datetime) -> datetime:
+    """`t` in UTC: Python compares two times of one zone by their wall
+    clocks, blind to the hour that happens twice."""
+    return t.astimezone(timezone.utc)
+
+
+def _instant(value: dict):
+    """The aware datetime that dates one of Duckling's time values."""
+    if value.get('type') == 'interval':
+        side = value.get('from') or value.get('to') or {}
+        return side.get('at')
+    return value.get('at')
+
+
+def _number(x):
+    if type(x) is float and x.is_integer() and abs(x) < 2 ** 53:
+        return int(x)
+    return x
+
+
+def _span(e):
+    return (e.get('start'), e.get('end'))
+
+
+def _past(reader, text, now, entities, kinds, durations):
+    """The entities with the past preferred (module docstring)."""
+    out = []
+    redo: dict = {}     # period in seconds -> entities of a reading that much earlier
+    for e in entities:
+        if e.get('dim') != 'time':
+            out.append(e)
+            continue
+        values = [v for v in e.get('value', {}).get('values', []) if _instant(v)]
+        instants = [_instant(v) for v in values]
+        if len(values) <= 1:
+            later = instants and _utc(instants[0]) > _utc(now)
+            if later and 'duration' in kinds:
+                inside = [d for d in durations()
+                          if e['start'] <= d['start'] and d['end'] <= e['end']]
+                if inside:
+                    out.append(inside[0])
+                    continue
+            out.append(e)
+            continue
+        period = max((b - a).total_seconds() for a, b in zip(instants, instants[1:]))
+        if period <= 0:
+            out.append(e)
+            continue
+        period = int(period)
+        if period not in redo:
+            redo[period] = reader.parse(text, ['time'], now - timedelta(seconds=period))
+        same = [x for x in redo[period] if x.get('dim') == 'time' and _span(x) == _span(e)]
+        chosen = None
+        if same:
+            earlier = [v for v in same[0].get('value', {}).get('values', []) if _instant(v)]
+            past = [v for v in earlier if _utc(_instant(v)) <= _utc(now)]
+            if past:
+                chosen = max(past, key=lambda v: _utc(_instant(v)))
+        if chosen is not None:
+            e = dict(e, value=dict(chosen, values=[chosen]))
+        out.append(e)
+    return out
+
+
+def _time_fields(m, value):
+    if value.get('type') == 'interval':
+        for side in ('from', 'to'):
+            if (value.get(side) or {}).get('at'):
+                m[side] = timefmt.iso(value[side]['at'])
+        first = value.get('from') or value.get('to') or {}
+        m['when'] = timefmt.iso(value['mid']) if value.get('mid') else m.get('from') or m.get('to')
+        if first.get('grain'):
+            m['grain'] = first['grain']
+    else:
+        m['when'] = timefmt.iso(value['at'])
+        if value.get('grain'):
+            m['grain'] = value['grain']
+
+
+def _result(e, text):
+    dim = e.get('dim')
+    start, end = e.get('start'), e.get('end')
+    m = {'kind': _KIND_OF.get(dim, dim), 'text': text[start:end], 'start': start, 'end': end}
+    value = e.get('value') or {}
+    if dim == 'time':
+        chosen = (value.get('values') or [value])[0]
+        if not _instant(chosen):
+            return None
+        _time_fields(m, chosen)
+    elif dim == 'duration':
+        seconds = (value.get('normalized') or {}).get('value')
+        if seconds is not None:
+            m['seconds'] = _number(seconds)
+        m['value'] = _number(value.get('value'))
+        m['unit'] = value.get('unit')
+    elif value.get('type') == 'interval':
+        for side in ('from', 'to'):
+            if side in value and value[side].get('value') is not None:
+                m[side] = _number(value[side]['value'])
+                m['unit'] = value[side].get('unit')
+    else:
+        m['value'] = _number(value.get('value'))
+        if value.get('unit'):
+            m['unit'] = value['unit']
+        if value.get('product'):
+            m['product'] = value['product']
+    return OMap({k: v for k, v in m.items() if v is not None})
+
+
+def _period(e):
+    """The step between the occurrences Duckling gave for a time, in
+    seconds (43,200 for "at 8": am or pm), or None."""
+    instants = [_instant(v) for v in (e.get('value') or {}).get('values') or []]
+    instants = [t for t in instants if t is not None]
+    steps = [(_utc(b) - _utc(a)).total_seconds() for a, b in zip(instants, instants[1:])]
+    return int(min(steps)) if steps and min(steps) > 0 else None
+
+
+def _hours(hours):
+    """`hours` as (first, last), each an hour 0..23, or None."""
+    if hours is None:
+        return None
+    items = hours.items if type(hours) is OList else hours if type(hours) is tuple else None
+    if items is None or len(items) != 2 or not all(type(h) is int for h in items) \
+            or not all(0 <= h <= 23 for h in items):
+        raise _err('hours must be [first, last], two hours from 0 to 23, not %s'
+                   % printing.display(hours))
+    return items[0], items[1]
+
+
+def _in_hours(t, hours):
+    first, last = hours
+    return first <= t.hour <= last if first <= last else (t.hour >= first or t.hour <= last)
+
+
+def _fit(entities, now, tz, prefer, hours):
+    """The time a skill means, of what Duckling gave: a clock time that
+    could be am or pm ("at 8") in the span of `hours` the skill says it is
+    likely in, on the side of `now` that `prefer` says; and an interval
+    ("this morning", "after work") as its middle, within `hours` when they
+    meet it, and with the past preferred, not after now."""
+    for e in entities:
+        if e.get('dim') != 'time':
+            continue
+        value = e.get('value') or {}
+        chosen = (value.get('values') or [value])[0]
+        period = e.get('_period')
+        if chosen.get('type') == 'value' and chosen.get('at') and hours and period == 43200 \
+                and not _in_hours(chosen['at'], hours):
+            sign = -1 if prefer == 'past' else 1
+            for k in (1, 2, 3):
+                naive = chosen['at'].replace(tzinfo=None) + timedelta(seconds=sign * k * period)
+                t = _wall(naive, tz)
+                if _in_hours(t, hours) and (_utc(t) <= _utc(now) if prefer == 'past'
+                                            else _utc(t) >= _utc(now)):
+                    chosen['at'] = t
+                    break
+        elif chosen.get('type') == 'interval':
+            start = (chosen.get('from') or {}).get('at')
+            end = (chosen.get('to') or {}).get('at')
+            if start is None or end is None or _utc(end) <= _utc(start):
+                continue
+            if hours:
+                wall = start.replace(tzinfo=None, minute=0, second=0, microsecond=0)
+                inside = []
+                while wall < end.replace(tzinfo=None):
+                    if hours[0] <= wall.hour <= hours[1]:
+                        inside.append(wall)
+                    wall += timedelta(hours=1)
+                if inside:
+                    start = _wall(inside[0], tz)
+                    end = _wall(inside[-1] + timedelta(hours=1), tz)
+            if prefer == 'past' and _utc(start) <= _utc(now) < _utc(end):
+                end = now
+            mid = _utc(start) + (_utc(end) - _utc(start)) / 2
+            chosen['mid'] = mid.astimezone(tz).replace(second=0, microsecond=0)
+
+
+def b_extract(text, kinds, now, zone, prefer, hours=None):
+    if type(text) is not str:
+        raise _reject(text)
+    if len(text) > MAX_TEXT:
+        raise limits.too_large('extract() text', len(text), MAX_TEXT, 'characters')
+    wanted = _kinds(kinds)
+    if prefer is None:
+        prefer = 'future'
+    if type(prefer) is not str:
+        raise _reject(prefer)
+    if prefer not in ('past', 'future'):
+        raise _err("prefer must be 'past' or 'future', got %s" % printing.display(prefer))
+    window = _hours(hours)
+    ref, named = _now(now)
+    tz = _zone(zone, ref, named)
+    try:
+        reader = _Reader(tz)
+        entities = reader.parse(text, [KINDS[k] for k in wanted], ref)
+        found: list = []
+
+        def durations():
+            if not found:
+                found.append(reader.parse(text, ['duration'], ref))
+            return found[0]
+
+        if any(e.get('dim') == 'time' for e in entities):
+            _from_now(reader, ref, entities, durations)
+        for e in entities:
+            if e.get('dim') == 'time':
+                e['_period'] = _period(e)
+        if prefer == 'past':
+            entities = _past(reader, text, ref, entities, wanted, durations)
+        _settle(entities, ref, prefer)
+        _fit(entities, ref, tz, prefer, window)
+    except duckling.Unavailable as e:
+        raise _err('needs Duckling: %s' % e) from None
+    results = []
+    seen = set()
+    for e in entities:
+        r = _result(e, text)
+        # Two readings of one span as one kind ("5k in": 5 and 5000 inches)
+        # would be two answers to one question: the first is kept.
+        key = (r.d['kind'], r.d['start'], r.d['end']) if r is not None else None
+        if r is not None and r.d['kind'] in wanted and key not in seen:
+            seen.add(key)
+            results.append(r)
+    results.sort(key=lambda r: (r.d['start'], r.d['end']))
+    return OList(results)
