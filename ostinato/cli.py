@@ -65,13 +65,31 @@ def _syntax_error_exit(e):
     sys.exit(EXIT_SYNTAX)
 
 
+def _not_a_program(path):
+    """Why `path` cannot be read as a program, or None: one style of
+    message for every command.  A device or a named pipe is named as what
+    it is (`/dev/zero` never ends, a pipe waits for a writer)."""
+    import stat
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return 'no such file: %s' % path
+    if stat.S_ISDIR(mode):
+        return '%s is a folder, not a program file' % path
+    if stat.S_ISREG(mode):
+        return None
+    what = ('a named pipe (FIFO)' if stat.S_ISFIFO(mode) else
+            'a character device' if stat.S_ISCHR(mode) else
+            'a block device' if stat.S_ISBLK(mode) else
+            'a socket' if stat.S_ISSOCK(mode) else 'not a regular file')
+    return '%s is %s, not a program file' % (path, what)
+
+
 def _source_file(path):
-    """A program file to read: one style of message for every command when
-    it is not there."""
-    if os.path.isdir(path):
-        fail('%s is a folder, not a program file' % path)
-    if not os.path.isfile(path):
-        fail('no such file: %s' % path)
+    """A program file to read, or exit with why it is not one."""
+    problem = _not_a_program(path)
+    if problem is not None:
+        fail(problem)
     return path
 
 
@@ -1134,10 +1152,9 @@ def check(files):
             from .eval.runner import check_command
             status = max(status, check_command([f]))
             continue
-        if not os.path.isfile(f):
-            click.echo('ostinato: %s' % ('%s is a folder, not a program file' % f
-                                         if os.path.isdir(f) else 'no such file: %s' % f),
-                       err=True)
+        problem = _not_a_program(f)
+        if problem is not None:
+            click.echo('ostinato: %s' % problem, err=True)
             status = max(status, EXIT_USAGE)
             continue
         status = max(status, check_file(f, sys.stdout, sys.stderr, BUILTINS))

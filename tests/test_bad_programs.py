@@ -231,3 +231,23 @@ def test_a_full_disk_stops_the_run_clearly_and_it_resumes_once_there_is_room(tmp
     printed = (got['full']['out'] + got['again']['out'] + got['resumed']['out']).split('\n')
     # Every line printed once, in order, across the three runs.
     assert [p for p in printed if p] == [str(i) for i in range(0, 600, 100)] + ['done 600']
+
+
+def test_a_type_inheritance_cycle_is_a_clear_error(tmp_path):
+    """Amending `type A in B` where B is already in A: a catchable error at
+    the `type` statement (it was "internal error: recursion too deep" at
+    the first field lookup)."""
+    (tmp_path / 'c.ost').write_text(
+        'type A:\n    var x\ntype B in A:\n    var y\ntry:\n    type A in B:\n        var z\n'
+        'catch e:\n    print(e.message)\nprint(A(x = 1).x)\n')
+    r = ost('run', 'c.ost', cwd=tmp_path)
+    assert_clear(r, 0)
+    assert r.stdout == 'type A cannot be in B: B is A or one of its subtypes\n1\n'
+
+
+def test_truncate_to_a_length_beyond_any_limit_is_a_clear_error(tmp_path):
+    (tmp_path / 't.ost').write_text('l = []\ntruncate(l, 10 ^ 100)\n')
+    r = ost('run', 't.ost', cwd=tmp_path)
+    assert_clear(r, 70)
+    assert r.stderr.startswith('t.ost:2:1: error: collection too large: '), r.stderr
+    assert 'OverflowError' not in r.stderr

@@ -480,3 +480,29 @@ def test_the_connection_cache_size_is_a_setting_checked_at_start(tmp_path):
         r.stderr
     r = ost_env('run', 'hi.ost', cwd=tmp_path, env=clean_env(tmp_path, OSTINATO_CACHE_OBJECTS='50'))
     assert (r.returncode, r.stdout) == (0, 'ran\n'), r.stderr
+
+
+def test_a_device_or_a_named_pipe_is_named_as_what_it_is(tmp_path):
+    """`ostinato run /dev/zero` or a FIFO said "no such file" (issue 29,
+    item 8): it is there, and not a program file."""
+    os.mkfifo(tmp_path / 'pipe.ost')
+    for command in ('run', 'check', 'dis', 'serve'):
+        r = ost(command, '/dev/zero', cwd=tmp_path)
+        assert (r.returncode, r.stderr) == (
+            2, 'ostinato: /dev/zero is a character device, not a program file\n'), command
+        r = ost(command, 'pipe.ost', cwd=tmp_path)
+        assert (r.returncode, r.stderr) == (
+            2, 'ostinato: pipe.ost is a named pipe (FIFO), not a program file\n'), command
+
+
+def test_output_to_a_full_disk_is_an_error_not_lost_in_silence(tmp_path):
+    """`> /dev/full`: the printed lines cannot be written.  It was exit 0
+    with nothing said; now one line on stderr and exit 74 (EX_IOERR)."""
+    (tmp_path / 'p.ost').write_text('print("hello")\nprint("again")\n')
+    with open('/dev/full', 'w') as full:
+        r = subprocess.run([BIN, 'run', '--db', str(tmp_path / 'db.fs'), 'p.ost'], cwd=tmp_path,
+                           stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert r.returncode == 74, r.stderr
+    assert r.stderr.startswith("ostinato: cannot write the program's output: No space left on "
+                               "device."), r.stderr
+    assert 'Traceback' not in r.stderr

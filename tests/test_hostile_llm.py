@@ -181,3 +181,35 @@ def test_a_big_reply_is_stored_once(tmp_path):
                          capture_output=True, text=True, timeout=120)
     entry = json.loads(log.stdout)
     assert entry['exchanges'][0]['raw'] == entry['raw'] and len(entry['raw']) > 600_000
+
+
+def test_a_reply_whose_content_is_not_text_is_a_clear_catchable_error(tmp_path):
+    """A server that puts a number, an object or a list where the reply's
+    text goes: a catchable `llm:` error that says so (it was "llm: internal
+    error: TypeError"); a good reply after it is a value again."""
+    with FakeOllama() as fake:
+        for content in (5, {'n': 1}, [1, 2]):
+            fake.content(content)
+        fake.reply({'n': 7})
+        r = run(tmp_path, fake, ASK_EACH % 4)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines) == 4, r.stdout
+    for line, what in zip(lines, ('a number', 'an object', 'a list')):
+        assert line.startswith('%d error llm: ' % lines.index(line)), line
+        assert 'internal error' not in line and 'TypeError' not in line, line
+        assert 'content is %s, not text' % what in line, line
+    assert lines[-1] == '3 value 7'
+
+
+def test_a_servers_escape_codes_never_reach_the_operators_terminal_raw(tmp_path):
+    """The server's error text is quoted in the operator's log line: an
+    escape code in it is shown escaped (issue 29, item 9)."""
+    with FakeOllama() as fake:
+        fake.fail(503, 'down \x1b]0;pwned\x07 now')
+        fake.reply({'n': 1})
+        r = run(tmp_path, fake, ASK_EACH % 1)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == '0 value 1\n'
+    assert 'down \\x1b]0;pwned\\x07 now' in r.stderr, r.stderr
+    assert '\x1b' not in r.stderr and '\x07' not in r.stderr, repr(r.stderr)

@@ -62,7 +62,6 @@ def hostile_updates(user_id):
         message(user_id, message_id=-1),
         message(user_id, text=['a', 'list']),
         message(user_id, text={'a': 1}),
-        message(user_id, text='x' * 100_000),
         message(user_id, text=5),
         message(user_id, chat={'id': 'not a number'}),
         message(user_id, chat='a chat'),
@@ -329,3 +328,60 @@ def test_two_group_members_each_keep_their_own_diet_log(tg, tmp_path):
                         sent[a['message']['message_id']])
     assert re.fullmatch(r'Your diet log to date:\n   \[\d{4}-\d\d-\d\dT19:00:00\+00:00\] \(7pm\) rice\n',
                         sent[b['message']['message_id']])
+
+
+def test_a_message_over_64_kb_gets_a_friendly_answer(tg, tmp_path):
+    """A text longer than any Telegram message (100,000 characters) is not
+    handed to a skill, but its allowed sender hears why (they heard
+    nothing); a stranger still gets only the refusal; the log says it."""
+    bot = Bot(tg, tmp_path, command='serve').start()
+    try:
+        tg.user_writes(EVE, 'y' * 100_000, name='Eve')
+        tg.user_writes(ANN, 'x' * 100_000)
+        tg.user_writes(ANN, 'short')
+        wait_until(replied(tg, '1: short'), 'the answer to the short message', bot)
+    finally:
+        assert bot.stop(signal.SIGTERM) == 0
+    assert texts(tg) == ['Sorry, that message is too long for me (100000 characters); please '
+                         'send it in shorter parts.', '1: short']
+    assert [t for t in texts(tg, chat=EVE) if 'too long' in t] == []
+    err = bot.stderr()
+    assert 'a text of 100000 characters from Ann (more than 65536); told them it was too long' \
+        in err, err
+    assert 'Traceback' not in err
+
+
+def test_a_private_diet_log_is_never_posted_in_a_group(tg, tmp_path):
+    """The seed's diet skill, TELEGRAM_GROUPS=1: Ann logs soup in her private
+    chat, then rice in a group.  The group's answer holds the rice only (it
+    held her private log, issue 29 item 4); her private log keeps the soup."""
+    from pathlib import Path
+    here = Path(__file__).resolve().parent
+    script = tmp_path / 'diet.json'
+    answer = lambda text: {'action': 'answer', 'text': text}
+    script.write_text(json.dumps([
+        {'match': 'soup for lunch\n\nQuestion: What did you eat', 'reply': answer('soup, noon')},
+        {'match': 'rice for dinner\n\nQuestion: What did you eat', 'reply': answer('rice, 7pm')},
+        {'match': 'Re-format "soup, noon"',
+         'reply': {'action': 'itemize', 'groups': [{'items': ['soup'], 'key': 'noon'}]}},
+        {'match': 'Re-format "rice, 7pm"',
+         'reply': {'action': 'itemize', 'groups': [{'items': ['rice'], 'key': '7pm'}]}},
+        {'match': "When, roughly, was 'noon'", 'reply': answer('2025-03-14T12:00:00+00:00')},
+        {'match': "When, roughly, was '7pm'", 'reply': answer('2025-03-14T19:00:00+00:00')},
+    ]))
+    bot = Bot(tg, tmp_path, command='serve', allowed='42', program=here.parent / 'skills' /
+              'diet.ost', TELEGRAM_GROUPS='1', OSTINATO_LLM='scripted',
+              OSTINATO_LLM_SCRIPT=str(script)).start()
+    try:
+        tg.user_writes(ANN, 'soup for lunch', name='Ann')
+        wait_until(lambda: any('Your diet log' in t for t in texts(tg)), 'the private log', bot,
+                   timeout=120)
+        tg.user_writes(ANN, 'rice for dinner', chat_id=-100888, name='Ann')
+        wait_until(lambda: texts(tg, chat=-100888), 'the group log', bot, timeout=120)
+    finally:
+        assert bot.stop(signal.SIGTERM) == 0
+    private = [t for t in texts(tg) if 'Your diet log' in t]
+    group = texts(tg, chat=-100888)
+    assert len(private) == 1 and '(noon) soup' in private[0], texts(tg)
+    assert len(group) == 1 and '(7pm) rice' in group[0], group
+    assert 'soup' not in group[0], group

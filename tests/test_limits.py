@@ -141,3 +141,117 @@ print("main ran")
     last = outs[-1]
     assert "the process stopped 3 times in a row while running this task's turn" in last.stderr
     assert 'boom finished' not in last.stdout
+
+
+# ------------------------------------------------ built-ins that make values
+# Every built-in that makes a string or a collection applies the limits of
+# vm/limits.py before it builds the value (issue 29, item 5).  Held to a
+# small limit here, so the test builds nothing big; one run below checks the
+# real limit end to end.
+
+@pytest.fixture
+def small_limits(monkeypatch):
+    from ostinato.vm import limits
+    monkeypatch.setattr(limits, 'MAX_STRING', 1000)
+    monkeypatch.setattr(limits, 'MAX_ITEMS', 1000)
+
+
+def _call(name, *args):
+    from ostinato.vm import interp  # noqa: F401 (registers every built-in)
+    from ostinato.vm.values import BUILTINS
+    b = BUILTINS[name]
+    return b.fn(*args)
+
+
+class _Out:
+    def __init__(self):
+        self.text = ''
+
+    def write(self, s):
+        self.text += s
+
+
+def _full_queue():
+    from ostinato.vm.values import OQueue
+    q = OQueue()
+    q.items.extend(range(1000))
+    return q
+
+
+def _too_large_cases():
+    from ostinato.vm.values import OList, OMap, OObject, OType
+    big = 'x' * 600
+    typ = OType('Note')
+    typ.declare('var', 'text', None)
+    return [
+        ('replace', lambda: _call('replace', 'a' * 600, 'a', 'bb')),
+        ('replace into the empty string', lambda: _call('replace', 'a' * 600, '', 'b')),
+        ('sjoin', lambda: _call('sjoin', OList([big, big]), None)),
+        ('sjoin separators', lambda: _call('sjoin', OList([''] * 600), '--')),
+        ('joinlines', lambda: _call('joinlines', OList([big, big]))),
+        ('str', lambda: _call('str', OList([big, big]))),
+        ('str of a map', lambda: _call('str', OMap({big: big}))),
+        ('str of an object', lambda: _call('str', OObject(typ, {'text': big + big}))),
+        ('quote', lambda: _call('quote', OList([big, big]))),
+        ('quote escapes', lambda: _call('quote', '\x01' * 300)),
+        ('pformat', lambda: _call('pformat', OList([big, big]))),
+        ('json', lambda: _call('json', OList([big, big]))),
+        ('json escapes', lambda: _call('json', '\x01' * 200)),
+        ('upper', lambda: _call('upper', '\u00df' * 600)),
+        ('truncate', lambda: _call('truncate', OList(), 2000)),
+        ('truncate 10^100', lambda: _call('truncate', OList(), 10 ** 100)),
+        ('insert', lambda: _call('insert', OList([0] * 1000), 0, 1)),
+        ('split', lambda: _call('split', ',' * 1000, ',')),
+        ('format_time', lambda: _call('format_time', '2025-03-14T12:00:00+00:00', '%B' * 300)),
+        ('print', lambda: _call('print', _Out(), big, big)),
+        ('put', lambda: _call('put', None, _full_queue(), 1)),
+        ('pprint', lambda: _call('pprint', _Out(), OList([big, big]))),
+    ]
+
+
+@pytest.mark.parametrize('case', range(len(_too_large_cases())),
+                         ids=[c[0] for c in _too_large_cases()])
+def test_every_built_in_that_makes_a_value_applies_the_size_limit(small_limits, case):
+    from ostinato.vm.values import OstError
+    name, make = _too_large_cases()[case]
+    with pytest.raises(OstError) as e:
+        make()
+    assert ' too large: ' in e.value.message and '(the limit is 1,000)' in e.value.message, \
+        e.value.message
+
+
+def test_values_up_to_the_limit_are_built(small_limits):
+    from ostinato.vm.values import OList
+    assert len(_call('replace', 'a' * 500, 'a', 'bb')) == 1000
+    assert len(_call('sjoin', OList(['x' * 499, 'y' * 499]), '--')) == 1000
+    assert len(_call('str', OList(['x' * 996]))) == 1000      # ['...']
+    assert len(_call('quote', 'x' * 998)) == 1000
+    assert len(_call('json', OList(['x' * 996]))) == 1000
+    lst = OList()
+    _call('truncate', lst, 1000)
+    assert len(lst.items) == 1000
+
+
+def test_interpolation_of_values_within_the_limit_to_a_string_beyond_it(tmp_path):
+    """Each part is within the limit; the string they make is not: an Error
+    before it is built (it was built, 48 M characters)."""
+    r = run(tmp_path, 's = "a" * 16000000\ntry:\n    t = "{s}{s}{s}"\ncatch e:\n'
+                      '    print(e.message)\nprint("ok")\n')
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        'string too large: 48,000,000 characters (the limit is 16,777,216)', 'ok']
+
+
+def test_a_short_turn_cannot_commit_more_than_the_write_limit(tmp_path):
+    """Checked at the commit, not only at slice checkpoints: a turn that
+    builds 80 MB of distinct strings at once is undone and parked (it
+    committed them, and ZODB's 20-line warning about large records reached
+    stderr)."""
+    r = run(tmp_path, 's = "a" * 16000000\nkept = [s + str(i) for i in 0..5]\nprint("built")\n')
+    assert r.returncode == 70, r.stderr
+    assert r.stdout == ''
+    first = r.stderr.splitlines()[0]
+    assert first.startswith('p.ost:'), r.stderr
+    assert 'stored 91 MB in one turn (the limit is 64 MB); the turn was undone' in first, r.stderr
+    assert 'large' not in r.stderr and 'Traceback' not in r.stderr, r.stderr
+    assert os.path.getsize(tmp_path / 'db.fs') < 1 << 20

@@ -161,3 +161,31 @@ def test_repl_without_serve_runs_no_other_task(tmp_path):
     assert ' ready ' in r.stdout or ' ready' in r.stdout, r.stdout
     r = ost('run', '--db', 'x.fs', 'waiter.ost', cwd=tmp_path)
     assert 'waiter saw 1' in r.stdout, r.stdout + r.stderr
+
+
+def test_a_users_escape_codes_never_reach_the_operators_terminal_raw(tmp_path):
+    """A user's text with terminal escape codes (here a title change and a
+    C1 CSI), printed by a skill under serve and quoted by an error report,
+    is shown escaped: it retitled the operator's terminal (issue 29, item 9)."""
+    (tmp_path / 'p.ost').write_text(
+        'text = parse_json(\'"Ann \\\\u001b]0;pwned\\\\u0007 \\\\u009b31m red"\')\n'
+        'print(text)\n'
+        'def fails():\n    raise(Error(message = text))\n'
+        'spawn fails()\n')
+    text_printed = 'Ann \x1b]0;pwned\x07 \x9b31m red'
+    shown = 'Ann \\x1b]0;pwned\\x07 \\x9b31m red'
+    r = ost('run', '--db', 'r.fs', 'p.ost', cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert shown in r.stderr, r.stderr                   # the failed task's report
+    with open(tmp_path / 'out.txt', 'w') as out, open(tmp_path / 'err.txt', 'w') as err:
+        serve = subprocess.Popen([BIN, 'serve', '--db', 'x.fs', 'p.ost'], cwd=tmp_path,
+                                 text=True, stdout=out, stderr=err)
+        try:
+            assert wait_for(lambda: shown in (tmp_path / 'err.txt').read_text()
+                            and shown in (tmp_path / 'out.txt').read_text())
+        finally:
+            stop(serve)
+    assert r.stdout == text_printed + '\n'   # run's output to a file or pipe: exactly the text
+    for text in (r.stderr, (tmp_path / 'out.txt').read_text(),
+                 (tmp_path / 'err.txt').read_text()):
+        assert '\x1b' not in text and '\x07' not in text and '\x9b' not in text, repr(text)

@@ -16,7 +16,8 @@ from fakes.telegram import TOKEN, FakeTelegram
 from waiting import wait_for
 from ostinato.effects.channels.telegram_api import (
     IncomingMessage, RateLimiter, TelegramAPI, TelegramConfig, TelegramConflict,
-    TelegramError, TelegramRetry, backoff, parse_allowed_users, split_text, update_message)
+    TelegramError, TelegramRetry, backoff, parse_allowed_users, read_update, split_text,
+    update_message)
 
 
 @pytest.fixture
@@ -314,7 +315,10 @@ def test_update_message(tg):
         date=1767225600, message_id=private['message']['message_id'])
     topic = update_message(tg.user_writes(7, 'in a topic', chat_id=-100555, thread_id=12))
     assert (topic.chat_id, topic.message_thread_id, topic.user_id) == (-100555, 12, 7)
-    chat_id, thread_id, user_id, name, text, date, message_id = topic       # a plain tuple too
+    chat_id, thread_id, user_id, name, text, date, message_id, too_long = topic  # a plain tuple
+    assert too_long == 0
+    long = read_update(tg.user_writes(7, 'x' * 65537))[0]
+    assert (long.text, long.too_long) == (None, 65537)     # kept, to tell the user why
     assert name == 'Ann'
 
 

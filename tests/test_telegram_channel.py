@@ -525,3 +525,23 @@ def test_a_user_sets_their_time_zone(tg, tmp_path):
     assert got[1].startswith("I don't know the time zone 'Mars/Olympus_Mons'")
     assert got[2] == 'From now on your messages are timed in Asia/Tokyo.'
     assert got[3:] == ['1: when', 'Ann wrote at 2023-11-15T07:13:20+09:00 in 42']
+
+
+def test_state_kept_per_user_stays_in_the_conversation_it_belongs_to(tg, tmp_path):
+    """With TELEGRAM_GROUPS=1, what a skill keeps on a user in a private chat
+    (`add_property(User, ...)`, as the diet log) is not shown in a group,
+    nor the group's in the private chat (issue 29, item 4: the private log
+    was posted in the group)."""
+    bot = Bot(tg, tmp_path, allowed='42, 43', TELEGRAM_GROUPS='1',
+              program=HERE / 'telegram' / 'notes.ost').start()
+    try:
+        tg.user_writes(ANN, 'private meal', name='Ann')
+        wait_until(lambda: len(tg.sent) == 1, 'the private reply', bot)
+        tg.user_writes(ANN, 'hello group', chat_id=-100555, name='Ann')
+        wait_until(lambda: len(tg.sent) == 2, 'the group reply', bot)
+        tg.user_writes(ANN, 'second meal', name='Ann')
+        wait_until(lambda: len(tg.sent) == 3, 'the second private reply', bot)
+    finally:
+        bot.stop()
+    assert texts(tg) == ['Ann (42): private meal', 'Ann (42): private meal, second meal']
+    assert texts(tg, chat=-100555) == ['Ann (42): hello group']

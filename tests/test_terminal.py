@@ -284,3 +284,17 @@ def test_doctor_colours_only_a_terminal_and_honours_no_color(tmp_path):
     assert 'ok    python' in child.before and '\x1b[' not in child.before
     r = ost('doctor', cwd=tmp_path, env=env)
     assert '\x1b[' not in r.stdout and r.stdout.startswith('ok    python')
+
+
+def test_a_reply_quoting_escape_codes_shows_them_escaped_on_the_terminal(tmp_path):
+    """What a skill prints on a person's terminal may quote a user or the
+    model: an escape code in it is shown, not acted on (issue 29, item 9).
+    A run into a file or a pipe prints exactly the text (test_serve.py)."""
+    shutil.copy(HERE / 'telegram' / 'counter.ost', tmp_path)
+    child = spawn(['run', 'counter.ost'], tmp_path, env_for(tmp_path))
+    child.expect_exact('> ')
+    child.sendline('a \x1b]0;pwned\x07 b')
+    child.expect_exact('1: a \\x1b]0;pwned\\x07 b')
+    child.expect_exact('> ')
+    child.sendeof()
+    assert finish(child) == 0

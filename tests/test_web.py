@@ -539,3 +539,28 @@ def test_run_serves_the_page_too(tmp_path):
         assert replies(ann, 1, 2) == ['over run', '1: over run']
         s.stop()
     assert s.proc.returncode == 130
+
+
+def test_another_users_link_in_a_signed_in_browser_asks_before_switching(served):
+    """Opening bo's login link in a browser signed in as ann switched it to
+    bo's account without a word (issue 29, item 9): now a page asks, and
+    only a POST with ann's session's CSRF token switches."""
+    ann = served.client()
+    link = served.ostinato('web', 'invite', 'carl').stdout.strip()
+    r = ann.http.get(link, timeout=60)
+    assert r.status_code == 200 and 'Switch accounts?' in r.text, r.text
+    assert 'signed in as <b>ann</b>' in r.text and 'signs in as\n<b>carl</b>' in r.text
+    assert 'set-cookie' not in r.headers
+    assert 'Inspector' in ann.get('/new').text                 # still ann, the owner
+    token = link.split('token=', 1)[1]
+    # the switch itself needs ann's CSRF token: a page elsewhere has none
+    assert ann.post('/login', {'token': token}, headers={'X-CSRF-Token': 'x'}).status_code == 403
+    assert Client(served.base).post('/login', {'token': token}).status_code == 401
+    assert 'Inspector' in ann.get('/new').text
+    r = ann.post('/login', {'token': token})
+    assert r.status_code == 200 and r.json() == {'ok': True, 'name': 'carl'}, r.text
+    assert 'set-cookie' in r.headers
+    assert 'Inspector' not in ann.get('/new').text             # now carl
+    # the link of the account it is signed in as needs no question
+    r = ann.http.get(link, timeout=60)
+    assert r.status_code == 200 and 'Signed in as carl' in r.text

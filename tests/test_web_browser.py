@@ -195,3 +195,31 @@ def test_the_diet_dialogue_in_the_browser(tmp_path):
         server.stop()
     print('\nweb page timings (scripted model): ' + ', '.join(
         '%s %.0f ms' % (k, v * 1000) for k, v in timings.items()))
+
+
+def test_another_users_link_asks_before_switching_in_the_browser(tmp_path):
+    """The switch page of a signed-in browser (issue 29, item 9): it asks,
+    and its button signs in as the link's user."""
+    server = Served(tmp_path, port=free_port())
+    server.start()
+    driver = None
+    try:
+        link = server.ostinato('web', 'invite', 'bo').stdout.strip()
+        driver = browser(tmp_path, 'switch')
+        driver.get(server.link)
+        wait_until(lambda: driver.current_url.rstrip('/') == server.base, 'signed in', server)
+        driver.get(link)
+        wait_until(lambda: 'Switch accounts?' in driver.page_source, 'the question', server)
+        assert 'Inspector' in driver.execute_script(
+            "return fetch('/new').then(function (r) { return r.text(); })")   # still ann
+        driver.find_element('id', 'yes').click()
+        wait_until(lambda: driver.current_url.rstrip('/') == server.base
+                   or '/c/' in driver.current_url or driver.current_url.endswith('/new'),
+                   'the conversations of bo', server)
+        page = driver.execute_script("return fetch('/new').then(function (r) { return r.text(); })")
+        assert 'Inspector' not in page and 'bo' in page
+        assert console_errors(driver) == []
+    finally:
+        if driver is not None:
+            driver.quit()
+        server.stop()

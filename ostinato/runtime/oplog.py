@@ -10,14 +10,16 @@ id and name, so `ostinato log --task ID` finds the model calls behind it.
 
 The scheduler hands a report here after the commit that records it
 (`Scheduler.oplog`); the main task's uncaught error stays on standard error
-in the language's own form (it ends the run with exit status 70).
+in the language's own form (it ends the run with exit status 70).  What a
+report quotes may come from a user: it is written through
+`terminal.harmless`, so no escape code in it reaches a terminal.
 """
 from __future__ import annotations
 
 import os
 import time
 
-from .terminal import colour_on, style
+from .terminal import colour_on, harmless, style
 
 HOLDS = 'the reports of failed dialogues, with what their users said'
 
@@ -64,7 +66,7 @@ class OperatorLog:
         if not self._taking():
             return False
         self.stream.write('%s task %d (%s) failed; `ostinato log --task %d` shows its model '
-                          'calls:\n%s' % (_now(), task.id, task.name, task.id, text))
+                          'calls:\n%s' % (_now(), task.id, task.name, task.id, harmless(text)))
         self.stream.flush()
         if self.notice is not None:
             self.say('(something went wrong in task %d; the details are in %s)'
@@ -76,6 +78,7 @@ class OperatorLog:
         traceback); False to leave it to standard error."""
         if not self._taking():
             return False
+        text = harmless(text)
         self.stream.write('%s %s' % (_now(), text if text.endswith('\n') else text + '\n'))
         self.stream.flush()
         if self.notice is not None:

@@ -30,7 +30,8 @@ from ..vm.printing import to_str
 from ..vm.values import OModule, Task
 from . import settings, watches
 from .modules import Modules
-from .store import StoreFailed, StoreUnreachable, TooDeep
+from .store import MAX_WRITE, StoreFailed, StoreUnreachable, TooDeep, TooLarge
+from .terminal import harmless
 from .txn import Transactions
 from .world import Watch, World
 
@@ -123,6 +124,20 @@ class ServiceStopped(Exception):
     message.  Nothing is lost: the database is as the last commit left it."""
 
 
+class OutputFailed(StoreFailed):
+    """The program's output could not be written (`> /dev/full`, a disk
+    that filled up): like a failed commit, no task's fault, and nothing can
+    go on -- the output of turns already committed would be lost in
+    silence (it was, with exit 0)."""
+
+
+def _output_failed(e):
+    return OutputFailed('cannot write the program\'s output: %s. The turns that printed it '
+                        'are committed, so those lines are lost; what comes later is not: '
+                        'make room and run the same command again to continue'
+                        % (e.strerror or e))
+
+
 class _RunAlone(Exception):
     """A turn failed inside a group commit: run the group's turns again
     one commit each (Scheduler.alone_if_grouped)."""
@@ -142,7 +157,7 @@ class Scheduler:
     # anything runs: runtime/settings.py.)
     TURN_LIMIT = settings.value('OSTINATO_TURN_LIMIT', strict=False)
     MAX_DEPTH = settings.value('OSTINATO_MAX_DEPTH', strict=False)
-    MAX_TURN_WRITE = 64 << 20       # bytes one turn may add to the database
+    MAX_TURN_WRITE = MAX_WRITE      # bytes one turn may add to the database
     # Crashes of the process in one task's turn before the task is parked.
     MAX_CRASHES = settings.value('OSTINATO_MAX_CRASHES', strict=False)
 
@@ -469,6 +484,12 @@ class Scheduler:
                 if isinstance(e, TooDeep):
                     self.fail_task(task, str(e))
                     return
+                if isinstance(e, TooLarge):
+                    self.fail_task(task, '%s; the turn was undone, and the task waits at its '
+                                         'last checkpoint: `ostinato tasks retry %d` runs it '
+                                         'again, `tasks cancel %d` ends it'
+                                   % (e, task.id, task.id))
+                    return
                 where = self.diagnose_unstorable(task) if _is_pickling_error(e) else None
                 if where is not None:
                     self.fail_task(task, 'cannot store %s' % where)
@@ -646,7 +667,7 @@ class Scheduler:
         self.fail_task(task, 'internal error: %s: %s' % (type(exc).__name__, exc))
         text = ''.join(tb.format_exception(type(exc), exc, exc.__traceback__))
         if self.oplog is None or not self.oplog.note(text):
-            self.err.write(text)
+            self.err.write(harmless(text))
 
     def turn(self, task):
         """Run one task until it waits, ends or fails, checkpointing a long
@@ -859,6 +880,16 @@ class Scheduler:
         share a commit)."""
         if self.quiet:
             return
+        try:
+            self._flush()
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            del self.buffer[:]
+            del self.reports[:]
+            raise _output_failed(e) from None
+
+    def _flush(self):
         buffer = self.buffer
         done = 0
         if self.reports:
@@ -869,7 +900,7 @@ class Scheduler:
                     self.out.flush()
                     done = at
                 if self.oplog is None or task is main or not self.oplog.report(task, text):
-                    self.err.write(text)
+                    self.err.write(harmless(text))
                     self.err.flush()
             del self.reports[:]
         if len(buffer) > done:

@@ -19,6 +19,7 @@ import time
 from .pg import is_postgres
 from .scheduler import Scheduler, committing
 from .store import Store, StoreError, StoreUnreachable, open_storage
+from .terminal import HarmlessWriter
 from .txn import StoreTransactions
 
 
@@ -193,7 +194,9 @@ class Server:
                 self.zeo.close()
                 storage.close()
                 raise
-        self.out = out or sys.stdout
+        # The operator's terminal or log: what a program prints there may
+        # quote a user, so no escape code in it is written raw.
+        self.out = HarmlessWriter(out or sys.stdout)
         self.err = err or sys.stderr
         self.worker = worker
         self.db = db

@@ -52,6 +52,22 @@ def _unreachable(e, name):
     return None
 
 
+class TooLarge(Exception):
+    """A commit would write more than the limit (`Store.max_write`): refused
+    before any of it reaches the storage."""
+
+    def __init__(self, written, limit):
+        super().__init__('stored %d MB in one turn (the limit is %d MB)' % (
+            written >> 20, limit >> 20))
+        self.written = written
+
+
+# What one commit of turns may write at most (the scheduler's limit on a
+# turn, DESIGN.md §9).  ZODB's own warning about large records (a 20-line
+# text on stderr) is left to this limit: no record beyond it is written.
+MAX_WRITE = 64 << 20
+
+
 class TooDeep(Exception):
     """A commit failed because a value is nested too deeply to be stored
     (tuples inside tuples: every other container is a record of its own)."""
@@ -269,6 +285,19 @@ class _Connection(Connection):
     object, where, and what to do -- not a Python error from inside the
     unpickler, wherever in the VM the object was touched."""
 
+    # Bytes this transaction may store; None: no limit (Store.max_write).
+    max_write = None
+    _written = 0
+
+    def tpc_begin(self, transaction):
+        self._written = 0
+        super().tpc_begin(transaction)
+
+    def _store_objects(self, writer, transaction):
+        if self.max_write is not None:
+            writer = _Counted(writer, self)
+        return super()._store_objects(writer, transaction)
+
     def setstate(self, obj):
         try:
             return super().setstate(obj)
@@ -334,6 +363,28 @@ def _file_of(address):
     return address
 
 
+class _Counted:
+    """An ObjectWriter that counts what it serializes against its
+    connection's `max_write`, and refuses a record before it is stored:
+    a short turn could otherwise commit a gigabyte between the scheduler's
+    checks, which measure the storage only at slice checkpoints."""
+
+    def __init__(self, writer, conn):
+        self.writer = writer
+        self.conn = conn
+
+    def __iter__(self):
+        return iter(self.writer)
+
+    def serialize(self, obj):
+        p = self.writer.serialize(obj)
+        conn = self.conn
+        n = conn._written = conn._written + len(p)
+        if n > conn.max_write:
+            raise TooLarge(n, conn.max_write)
+        return p
+
+
 class _DB(ZODB.DB):
     klass = _Connection
 
@@ -347,7 +398,7 @@ class Store:
         self.storage = storage if storage is not None else open_storage(
             address, memory, accept_truncation=accept_truncation)
         try:
-            self.db = _DB(self.storage, large_record_size=1 << 26, cache_size=cache)
+            self.db = _DB(self.storage, large_record_size=MAX_WRITE + 1, cache_size=cache)
         except BaseException:
             self.storage.close()
             raise
@@ -407,6 +458,15 @@ class Store:
             self.db.pack(days=days)
         except _unreadable() as e:
             raise _damaged(self.db.ostinato_name or self.storage.getName(), e) from None
+
+    @property
+    def max_write(self):
+        return self.conn.max_write
+
+    @max_write.setter
+    def max_write(self, limit):
+        """Refuse a commit that would write more than `limit` bytes (TooLarge)."""
+        self.conn.max_write = limit
 
     def size(self):
         """The storage's size in bytes (None in memory)."""

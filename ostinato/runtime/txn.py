@@ -58,6 +58,10 @@ class StoreTransactions(Transactions):
     def __init__(self, store, after_slice=None):
         super().__init__(after_slice)
         self.store = store
+        # Checked at the commit too: the scheduler's own measure of a turn's
+        # writes comes only at slice checkpoints.
+        from .store import MAX_WRITE
+        store.max_write = MAX_WRITE
 
     def commit(self):
         self.store.commit()

@@ -7,6 +7,10 @@ each one is an ordinary Python function: the interpreter binds positional and
 keyword arguments to `params`, passes missing ones as None and calls
 `fn(*args)` (print and pprint also get the running VM first, to write).
 
+Every built-in that makes a string or a collection applies the limits of
+vm/limits.py before it builds it (`_joined`, `_check_replace`, ...), so a
+value too large is a catchable Error, never a gigabyte allocated first.
+
 Error texts follow §14: an argument of a kind a built-in does not take is
 `NAME() does not accept KIND`; other failures of a built-in start with
 `NAME() `; failures of the general rules it applies (`+` in sum, ordering in
@@ -50,6 +54,28 @@ def _items(name, x):
     raise _reject(name, x)
 
 
+def _joined(sep, parts):
+    """sep.join(parts), refused before it is built beyond the string limit."""
+    n = sum(map(len, parts)) + len(sep) * max(0, len(parts) - 1)
+    if n > limits.MAX_STRING:
+        limits.check_string(n)
+    return sep.join(parts)
+
+
+def _rendered(items, to_str):
+    """[to_str(v) for v in items], held to the string limit as it goes: the
+    parts of one string to be made of them."""
+    out = []
+    n = 0
+    for v in items:
+        s = to_str(v)
+        n += len(s)
+        if n > limits.MAX_STRING:
+            limits.check_string(n)
+        out.append(s)
+    return out
+
+
 def _str_args(name, *args):
     for a in args:
         if type(a) is not str:
@@ -59,8 +85,7 @@ def _str_args(name, *args):
 # ---------------------------------------------------------- printing, text
 
 def b_print(ctx, *vals):
-    to_str = printing.to_str
-    ctx.write(' '.join([to_str(v) for v in vals]) + '\n')
+    ctx.write(_joined(' ', _rendered(vals, printing.to_str)) + '\n')
 
 
 def b_pprint(ctx, value):
@@ -186,6 +211,8 @@ def b_insert(lst, index, value):
         raise _reject('insert', index)
     items = lst.items
     n = len(items)
+    if n >= limits.MAX_ITEMS:
+        limits.check_items(n + 1)
     # Clipped by hand: list.insert cannot take ints beyond a machine word.
     if index < 0:
         index = max(0, n + index)
@@ -233,6 +260,7 @@ def b_truncate(lst, n):
         if n <= len(items):
             del items[n:]
         else:
+            limits.check_items(n)
             items.extend([None] * (n - len(items)))
     else:
         del items[max(0, len(items) + n):]
@@ -380,24 +408,24 @@ def b_sjoin(items, sep):
         sep = ''
     elif type(sep) is not str:
         raise _reject('sjoin', sep)
-    to_str = printing.to_str
-    return sep.join([to_str(v) for v in _items('sjoin', items)])
+    return _joined(sep, _rendered(_items('sjoin', items), printing.to_str))
 
 
 def b_joinlines(items):
-    to_str = printing.to_str
-    return '\n'.join([to_str(v) for v in _items('joinlines', items)])
+    return _joined('\n', _rendered(_items('joinlines', items), printing.to_str))
 
 
 def b_split(s, sep):
     if type(s) is not str:
         raise _reject('split', s)
     if sep is None:
-        return OList(s.split())
+        return OList(s.split())     # fewer parts than the limit on characters
     if type(sep) is not str:
         raise _reject('split', sep)
     if not sep:
         raise OstError('split() separator is empty')
+    if len(s) >= limits.MAX_ITEMS:
+        limits.check_items(s.count(sep) + 1)
     return OList(s.split(sep))
 
 
@@ -411,18 +439,44 @@ def b_strip(s, chars):
     return s.strip(chars)
 
 
+def _cased(s, change):
+    """s.lower() or s.upper(): a character may become up to three ('ß' ->
+    'SS'), so a long text that is not ASCII is changed in parts, held to
+    the string limit as they grow."""
+    if len(s) * 3 <= limits.MAX_STRING or s.isascii():
+        return change(s)
+    # A part ends at a space, so no word (Greek final sigma) is cut.
+    parts = []
+    n = 0
+    i = 0
+    while i < len(s):
+        j = s.find(' ', i + (1 << 20))
+        j = len(s) if j < 0 else j
+        part = change(s[i:j])
+        n += len(part)
+        if n > limits.MAX_STRING:
+            limits.check_string(n)
+        parts.append(part)
+        i = j
+    return ''.join(parts)
+
+
 def b_lower(s):
     _str_args('lower', s)
-    return s.lower()
+    return _cased(s, str.lower)
 
 
 def b_upper(s):
     _str_args('upper', s)
-    return s.upper()
+    return _cased(s, str.upper)
 
 
 def b_replace(s, old, new):
     _str_args('replace', s, old, new)
+    if len(new) > len(old):
+        # Counted first: 16 M characters may each become 16 M.
+        count = s.count(old) if old else len(s) + 1
+        limits.check_string(len(s) + count * (len(new) - len(old)))
     return s.replace(old, new)
 
 

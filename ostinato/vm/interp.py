@@ -880,11 +880,11 @@ class VM:
                     if arg == 1:
                         continue
                     parts = stack[-arg:]
+                    n = sum(map(len, parts))
+                    if n > limits.MAX_STRING:    # before it is built
+                        limits.check_string(n)
                     del stack[-arg:]
-                    s = ''.join(parts)
-                    if len(s) > limits.MAX_STRING:
-                        limits.check_string(len(s))
-                    stack.append(s)
+                    stack.append(''.join(parts))
                 elif op == FORMAT:
                     v = stack[-1]
                     if reads is not None and isinstance(v, _TRACKED):
@@ -1255,15 +1255,20 @@ class VM:
             self.host.changed(task)
 
     def make_type(self, old, name, supers, fields, defaults, blurb, module):
+        for s in supers or ():
+            if type(s) is not OType:
+                raise OstError('%s is not a type' % display(s))
+            if type(old) is OType and s.is_subtype_of(old):
+                # Amending `type A in B` where B is A or below it: every
+                # field lookup would go round the cycle forever.
+                raise OstError('type %s cannot be in %s: %s is %s or one of its subtypes'
+                               % (name, s.name, s.name, name))
         if type(old) is OType:
             t = old
             if supers is not None:
                 t.supers = list(supers)
         else:
             t = OType(name, supers or (), module)
-        for s in t.supers:
-            if type(s) is not OType:
-                raise OstError('%s is not a type' % display(s))
         di = iter(defaults)
         for mode, fname, has_default in fields:
             t.declare(mode, fname, next(di) if has_default else None)
@@ -1420,6 +1425,9 @@ def reindent(s, w):
     """docs/language.md §3.4: insert w after every line break that is followed by a
     character other than a line break."""
     lines = s.split('\n')
+    n = len(s) + len(w) * sum([1 for ln in lines[1:] if ln])
+    if n > limits.MAX_STRING:
+        limits.check_string(n)
     return '\n'.join([lines[0]] + [(w + ln) if ln else ln for ln in lines[1:]])
 
 

@@ -4,13 +4,17 @@
 Everything that turns a value into text lives here, so print, interpolation,
 error messages and the built-ins agree byte for byte.  Rendering never runs
 user code: it reads the value classes directly.  Containers and objects met
-again while they are being rendered (cycles) show as `...`.
+again while they are being rendered (cycles) show as `...`.  A rendering is
+held to the string limit (vm/limits.py) as it grows -- a list of a few long
+strings would otherwise make a text many times the limit -- so a text too
+large is an Error before it is built, not after.
 """
 from __future__ import annotations
 
 import json as _json
 import sys
 
+from . import limits
 from . import values as _values
 from .values import (
     Builtin, Curried, Frame, Function, OList, OMap, OModule, OObject, OQueue,
@@ -32,9 +36,63 @@ _QUOTE_ESC[127] = '\\x7f'
 _QUOTE_ESC.update({ord('\\'): '\\\\', ord("'"): "\\'", 10: '\\n', 13: '\\r', 9: '\\t'})
 
 
+# Escaping makes at most this many characters of one (`\\x01`, `\\u0001`).
+_QUOTE_GROWTH = 4
+_JSON_GROWTH = 6
+_CHUNK = 1 << 20
+
+
+def _escape(s, table, growth, extra):
+    """s.translate(table), refused before it grows beyond the string limit:
+    a string within the limit may escape to several times its length."""
+    if len(s) * growth + extra <= limits.MAX_STRING:
+        return s.translate(table)
+    parts = []
+    n = extra
+    for i in range(0, len(s), _CHUNK):
+        part = s[i:i + _CHUNK].translate(table)
+        n += len(part)
+        if n > limits.MAX_STRING:
+            raise _too_large(n)
+        parts.append(part)
+    return ''.join(parts)
+
+
+def _too_large(n):
+    return limits.too_large('string', n, limits.MAX_STRING, 'characters or more')
+
+
+class _Wide(Exception):
+    """pformat's one-line try of a container went past the line."""
+
+
+class _Render(set):
+    """What a rendering needs to know as it goes: the containers being
+    rendered (the set: one met again is a cycle) and how many characters it
+    has made so far (`n`, counted exactly), held to `room`: the string limit,
+    or what is left of pformat's line when it tries a container on one
+    line (then `_Wide` stops the try as soon as it cannot fit)."""
+    __slots__ = ('n', 'room')
+
+    def __init__(self, room=None):
+        super().__init__()
+        self.n = 0
+        self.room = limits.MAX_STRING if room is None else room
+
+    def grow(self, k):
+        n = self.n = self.n + k
+        if n > self.room:
+            self.over(n)
+
+    def over(self, n):
+        if self.room < limits.MAX_STRING:
+            raise _Wide()
+        raise _too_large(n)
+
+
 def quote_str(s):
     """D of a string: single-quoted with the escapes of §19.2."""
-    return "'" + s.translate(_QUOTE_ESC) + "'"
+    return "'" + _escape(s, _QUOTE_ESC, _QUOTE_GROWTH, 2) + "'"
 
 
 def _float(x):
@@ -47,10 +105,14 @@ def _float(x):
 # -------------------------------------------------------------- display form
 
 def _d(x, active):
-    f = _RENDER.get(type(x))
-    if f is None:
-        return '<%s>' % kind(x)
-    return f(x, active)
+    t = type(x)
+    f = _RENDER.get(t)
+    s = '<%s>' % kind(x) if f is None else f(x, active)
+    if t not in _CONTAINERS:    # a container's parts have grown it already
+        n = active.n = active.n + len(s)
+        if n > active.room:
+            active.over(n)
+    return s
 
 
 def _r_none(x, active):
@@ -79,8 +141,9 @@ def _r_list(x, active):
         return '[]'
     i = id(x)
     if i in active:
-        return '...'
+        return _cycle(active)
     active.add(i)
+    active.grow(2 * len(items))
     s = '[' + ', '.join([_d(e, active) for e in items]) + ']'
     active.discard(i)
     return s
@@ -91,8 +154,9 @@ def _r_tuple(x, active):
         return '#[]'
     i = id(x)
     if i in active:
-        return '...'
+        return _cycle(active)
     active.add(i)
+    active.grow(2 * len(x) + 1)
     s = '#[' + ', '.join([_d(e, active) for e in x]) + ']'
     active.discard(i)
     return s
@@ -104,8 +168,9 @@ def _r_map(x, active):
         return '[:]'
     i = id(x)
     if i in active:
-        return '...'
+        return _cycle(active)
     active.add(i)
+    active.grow(4 * len(d))
     s = '[' + ', '.join([_d(k, active) + ': ' + _d(v, active) for k, v in d.items()]) + ']'
     active.discard(i)
     return s
@@ -117,8 +182,9 @@ def _r_set(x, active):
         return '{}'
     i = id(x)
     if i in active:
-        return '...'
+        return _cycle(active)
     active.add(i)
+    active.grow(2 * len(d))
     s = '{' + ', '.join([_d(e, active) for e in d]) + '}'
     active.discard(i)
     return s
@@ -127,10 +193,14 @@ def _r_set(x, active):
 def _r_span(x, active):
     if x.start is None:
         if x.stop is None:
+            active.grow(16)
             return 'span(none, none)'
+        active.grow(3)
         return '...' + _d(x.stop, active)
     if x.stop is None:
+        active.grow(3)
         return _d(x.start, active) + '...'
+    active.grow(2)
     return _d(x.start, active) + '..' + _d(x.stop, active)
 
 
@@ -153,12 +223,21 @@ def _shown_fields(x):
 def _r_object(x, active):
     i = id(x)
     if i in active:
-        return '...'
+        return _cycle(active)
     active.add(i)
+    fields = _shown_fields(x)
+    # NAME(f = v, g = w): the name, and per field its name, ' = ' and ', '
+    # (the last one's ', ' is the parentheses).
+    active.grow(len(x.type.name) + (sum([len(name) + 5 for name, v in fields]) if fields else 2))
     s = x.type.name + '(' + ', '.join(
-        [name + ' = ' + _d(v, active) for name, v in _shown_fields(x)]) + ')'
+        [name + ' = ' + _d(v, active) for name, v in fields]) + ')'
     active.discard(i)
     return s
+
+
+def _cycle(active):
+    active.grow(3)
+    return '...'
 
 
 def _r_function(x, active):
@@ -174,6 +253,7 @@ def _r_builtin(x, active):
 
 
 def _r_curried(x, active):
+    active.grow(10)
     return '<curried %s>' % _d(x.func, active)
 
 
@@ -191,7 +271,7 @@ def goal_name(goal):
         return goal.name
     if type(goal) is Function:
         return goal.code.name
-    return _d(goal, set())
+    return _d(goal, _Render())
 
 
 def _r_frame(x, active):
@@ -216,6 +296,9 @@ _RENDER = {
     Curried: _r_curried, OType: _r_type, OModule: _r_module, Frame: _r_frame,
     Task: _r_task, OQueue: _r_queue,
 }
+# The renderers that count their own characters: their separators, and
+# their parts as _d renders them.
+_CONTAINERS = frozenset([OList, tuple, OMap, OSet, Span, OObject, Curried])
 
 
 def _too_deep():
@@ -230,7 +313,7 @@ def display(x):
     if t is int:
         return str(x)
     try:
-        return _d(x, set())
+        return _d(x, _Render())
     except RecursionError:
         raise _too_deep() from None
 
@@ -256,52 +339,79 @@ WIDTH = 80
 
 def pformat(x):
     """The multi-line layout of §19.3 (no trailing line break)."""
-    out = []
+    out = _Layout()
     try:
-        _pf(x, 0, 0, set(), out)
+        _pf(x, 0, 0, _Render(), out)
     except RecursionError:
         raise _too_deep() from None
     return ''.join(out)
 
 
+class _Layout(list):
+    """pformat's pieces, and how many characters they hold (`n`), held to
+    the string limit."""
+    __slots__ = ('n',)
+
+    def __init__(self):
+        super().__init__()
+        self.n = 0
+
+    def grow(self, k):
+        n = self.n = self.n + k
+        if n > limits.MAX_STRING:
+            raise _too_large(n)
+
+
 def _pf(x, indent, used, active, out):
     """Write x where the current line already holds indent + used characters."""
-    s = _d(x, active)
-    if indent + used + len(s) <= WIDTH:
-        out.append(s)
-        return
     t = type(x)
     i = id(x)
-    if i in active:
-        out.append(s)
-        return
-    if t is OList or t is tuple or t is OSet:
-        elems = x.items if t is OList else x.d if t is OSet else x
-        if not elems:
+    entries = None
+    if t is OList or t is tuple or t is OSet or t is OMap or t is OObject:
+        if i not in active:
+            if t is OObject:
+                fields = _shown_fields(x)
+                if fields:
+                    entries = [(name + ' = ', v) for name, v in fields]
+            elif t is OMap:
+                if x.d:
+                    entries = x.d
+            else:
+                elems = x.items if t is OList else x.d if t is OSet else x
+                if elems:
+                    entries = [('', e) for e in elems]
+    if entries is not None:
+        # Tried on one line with only the line's room: a try that cannot
+        # fit stops there (rendering all of it at every level was quadratic).
+        probe = _Render(max(WIDTH - indent - used, 0))
+        probe |= active
+        try:
+            s = _d(x, probe)
+        except _Wide:
+            s = None
+        if s is not None and indent + used + len(s) <= WIDTH:
+            out.grow(len(s))
             out.append(s)
             return
-        opening = '[' if t is OList else '{' if t is OSet else '#['
-        closing = '}' if t is OSet else ']'
-        entries = [('', e) for e in elems]
-    elif t is OMap:
-        if not x.d:
-            out.append(s)
-            return
-        opening, closing = '[', ']'
-        entries = [(_d(k, active) + ': ', v) for k, v in x.d.items()]
-    elif t is OObject:
-        fields = _shown_fields(x)
-        if not fields:
-            out.append(s)
-            return
-        opening, closing = x.type.name + '(', ')'
-        entries = [(name + ' = ', v) for name, v in fields]
     else:
-        out.append(s)          # non-containers stay on one line
+        active.n = 0            # each one-line rendering is held to the limit on its own
+        s = _d(x, active)
+        out.grow(len(s))
+        out.append(s)           # non-containers, empty ones and cycles stay on one line
         return
+    if t is OMap:
+        active.n = 0
+        entries = [(_d(k, active) + ': ', v) for k, v in x.d.items()]
+    if t is OObject:
+        opening, closing = x.type.name + '(', ')'
+    else:
+        opening = '[' if t is OList or t is OMap else '{' if t is OSet else '#['
+        closing = '}' if t is OSet else ']'
     active.add(i)
     inner = indent + 2
     pad = '\n' + ' ' * inner
+    out.grow(len(opening) + len(entries) * (len(pad) + 1) + sum([len(p) for p, v in entries])
+             + indent + 1 + len(closing))
     out.append(opening)
     for prefix, v in entries:
         out.append(pad)
@@ -320,7 +430,7 @@ _JSON_ESC.update({ord('"'): '\\"', ord('\\'): '\\\\', 10: '\\n', 13: '\\r', 9: '
 
 
 def _json_str(s):
-    return '"' + s.translate(_JSON_ESC) + '"'
+    return '"' + _escape(s, _JSON_ESC, _JSON_GROWTH, 2) + '"'
 
 
 def _json_float(x):
@@ -332,7 +442,7 @@ def _json_float(x):
 def to_json(x):
     """json(x) (§19.4)."""
     try:
-        return _j(x, set())
+        return _j(x, _Render())
     except RecursionError:
         raise OstError('json() value is nested too deeply') from None
 
@@ -340,44 +450,62 @@ def to_json(x):
 def _j(x, active):
     t = type(x)
     if t is str:
-        return _json_str(x)
-    if t is int:
-        return str(x)
-    if x is None:
-        return 'null'
-    if t is bool:
-        return 'true' if x else 'false'
-    if t is float:
-        return _json_float(x)
+        s = _json_str(x)
+    elif t is int:
+        s = str(x)
+    elif x is None:
+        s = 'null'
+    elif t is bool:
+        s = 'true' if x else 'false'
+    elif t is float:
+        s = _json_float(x)
+    else:
+        return _j_container(x, t, active)
+    n = active.n = active.n + len(s)
+    if n > active.room:
+        active.over(n)
+    return s
+
+
+def _j_container(x, t, active):
     if t is OList or t is tuple or t is OSet or t is OMap or t is OObject:
         i = id(x)
         if i in active:
             raise OstError('json() cannot convert a value that contains itself')
         active.add(i)
         if t is OMap:
-            s = '{' + ', '.join([_json_key(k) + ': ' + _j(v, active)
+            active.grow(4 * len(x.d))
+            s = '{' + ', '.join([_json_key(k, active) + ': ' + _j(v, active)
                                  for k, v in x.d.items()]) + '}'
         elif t is OObject:
+            fields = _shown_fields(x)
+            active.grow(sum([len(n) + 6 for n, v in fields]) + 2)
             s = '{' + ', '.join([_json_str(n) + ': ' + _j(v, active)
-                                 for n, v in _shown_fields(x)]) + '}'
+                                 for n, v in fields]) + '}'
         else:
             items = x.items if t is OList else x.d if t is OSet else x
+            active.grow(2 * len(items))
             s = '[' + ', '.join([_j(e, active) for e in items]) + ']'
         active.discard(i)
         return s
     raise OstError('json() cannot convert ' + kind(x))
 
 
-def _json_key(k):
+def _json_key(k, active):
     t = type(k)
     if t is str:
-        return _json_str(k)
-    if t is int:
-        return '"%d"' % k
-    if t is float:
-        return '"' + _json_float(k) + '"'
-    if t is bool:
-        return '"true"' if k else '"false"'
+        s = _json_str(k)
+    elif t is int:
+        s = '"%d"' % k
+    elif t is float:
+        s = '"' + _json_float(k) + '"'
+    elif t is bool:
+        s = '"true"' if k else '"false"'
+    else:
+        s = None
+    if s is not None:
+        active.grow(len(s))
+        return s
     raise OstError('json() cannot convert a map key of kind ' + kind(k))
 
 

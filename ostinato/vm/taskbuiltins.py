@@ -4,6 +4,7 @@ They never wait themselves: a built-in that needs time to pass or an item to
 arrive raises `Suspend` with a request, and the scheduler resumes the task
 with the result (DESIGN.md §1, rule 3).
 """
+from . import limits
 from . import requests as R
 from .values import BUILTINS, Builtin, OQueue, OstError, OstRaise, kind
 
@@ -53,6 +54,8 @@ def b_put(vm, q, value):
     _queue_arg('put', q)
     if value is None:
         raise OstError('put() cannot put none in a queue')
+    if len(q.items) >= limits.MAX_ITEMS:
+        limits.check_items(len(q.items) + 1)
     vm.host.put(q, value)
     return None
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time as _time
 from datetime import datetime, timezone
 
+from . import limits
 from .printing import quote_str
 from .values import OstError, kind
 
@@ -126,6 +127,7 @@ def format_time(t, fmt=None):
     out = []
     i = 0
     n = len(fmt)
+    size = 0        # a code may make several times its length ('%B'): held to the limit
     while i < n:
         j = fmt.find('%', i)
         if j < 0:
@@ -134,6 +136,10 @@ def format_time(t, fmt=None):
         out.append(fmt[i:j])
         if j + 1 >= n:
             raise OstError("format_time() format ends with a lone '%'")
-        out.append(_code(dt, fmt[j + 1]))
+        code = _code(dt, fmt[j + 1])
+        size += j - i + len(code)
+        if size > limits.MAX_STRING:
+            limits.check_string(size)
+        out.append(code)
         i = j + 2
     return ''.join(out)

@@ -111,6 +111,11 @@ class FakeServer:
         extras: prompt_tokens, reply_tokens, truncated (stopped at the cap)."""
         self._push(('text', value if isinstance(value, str) else json.dumps(value), extras))
 
+    def content(self, value: Any) -> None:
+        """Answer with `value` itself as the message's content, not as text:
+        a server that sends a number, an object or a list there."""
+        self._push(('text', value, {}))
+
     def always(self, value: Any, **extras) -> None:
         """Answer `value` (as in `reply`) whenever nothing is queued."""
         self.default = ('text', value if isinstance(value, str) else json.dumps(value), extras)

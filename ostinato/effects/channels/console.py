@@ -24,7 +24,7 @@ import sys
 import threading
 from typing import Any
 
-from ...runtime.terminal import dim, isatty as _isatty
+from ...runtime.terminal import dim, harmless, isatty as _isatty
 from .chat import channels_module, new_user, receive
 from ..service import Service
 
@@ -114,11 +114,12 @@ class ConsoleChannel(Service):
             return
         lines = []
         for m in messages[-HISTORY:]:
-            text = str(m.get('text'))
+            text = harmless(str(m.get('text')))
             lines.append(PROMPT + text if m.get('sender') is not None else text)
         when = str(messages[-1].get('when') or '')[:16].replace('T', ' ')
         head = '(continuing the conversation of %s; the last messages:)' % when
-        self.out.write(dim('\n'.join([head] + lines)) + '\n')
+        # Its own colour codes go out as they are; the messages were made harmless.
+        getattr(self.out, 'write_styled', self.out.write)(dim('\n'.join([head] + lines)) + '\n')
         self.out.flush()
 
     def show_queued(self, sched):
@@ -152,7 +153,8 @@ class PromptAware:
     """The run's output on a terminal, aware of the console's prompt: output
     that comes while the prompt is shown (a timer, another channel) first
     clears the prompt's line; the console shows the prompt again when it is
-    the person's turn."""
+    the person's turn.  What is printed may quote a user or the model: no
+    escape code in it reaches the terminal raw (`terminal.harmless`)."""
 
     def __init__(self, stream):
         self.stream = stream
@@ -171,6 +173,13 @@ class PromptAware:
             self.prompted = False
 
     def write(self, text):
+        if self.prompted and text:
+            self.stream.write('\r\x1b[K')
+            self.prompted = False
+        return self.stream.write(harmless(text))
+
+    def write_styled(self, text):
+        """Write the console's own styled text (its colour codes kept)."""
         if self.prompted and text:
             self.stream.write('\r\x1b[K')
             self.prompted = False

@@ -26,7 +26,9 @@ a log line saying how to let them in.  Threads are keyed by private chat
 (and forum topic); users by their Telegram id.  A group is told once that
 the bot talks in private chats only, unless TELEGRAM_GROUPS=1: then each
 member has a thread of their own there, answered with replies to their
-messages.  The one command the channel answers itself is `/timezone` (a
+messages, and a User of their own for that conversation (`member_user`), so
+what a skill keeps on a user in a private chat is never shown where the
+group reads, nor the group's in the private chat.  The one command the channel answers itself is `/timezone` (a
 user's zone, which Telegram does not tell bots); photos and the like get a
 short answer.  The poller and the sender are started again when they fail.
 While the model works on an unanswered message the chat shows "typing...".
@@ -44,13 +46,14 @@ from persistent import Persistent
 
 from ...runtime.scheduler import ServiceStopped
 from ...runtime.store import StoreFailed, TooDeep
+from ...runtime.terminal import harmless
 from ...runtime.world import service_state
 from ...vm import ops
 from .chat import channels_module, new_user, receive
 from ..llm.queue import llm_state
 from ..service import Service, crash_point
 from .telegram_api import (RateLimiter, TelegramAPI, TelegramError, TelegramRetry, backoff,
-                           printable, read_update, split_text, valid_update_id)
+                           MAX_TEXT, printable, read_update, split_text, valid_update_id)
 
 CHANNEL = 'telegram'
 
@@ -61,6 +64,9 @@ TYPING_EVERY = 4.5
 TYPING_AT_MOST = 180.0
 
 NOT_TEXT = "Sorry, I can only read text messages."
+
+TOO_LONG = ("Sorry, that message is too long for me (%d characters); please send it in "
+            "shorter parts.")
 
 REFUSAL = ("Sorry, this is a private bot: it only talks to the people its owner has "
            "allowed. (Your Telegram user id is %d; the owner can add it.)")
@@ -128,6 +134,33 @@ def _command(text):
     if not text.startswith('/'):
         return None
     return text.split(None, 1)[0].split('@', 1)[0].lower()
+
+
+def member_user(sched, key, person):
+    """The User a group member is in the conversation `key`: one of its own,
+    made with its thread, with the person's id, name and zone (kept up to
+    date here, as the channel knows them).  State a skill keeps per user
+    (`add_property(User, ...)`) thus belongs to one conversation: the diet
+    log of a private chat was shown in a group.  A skill that means to carry
+    a user's state across conversations keys it by `user.id` itself.  A
+    group thread made before this keeps the person's User (changing what a
+    stored thread holds is a migration's work)."""
+    ch = channels_module(sched.world)
+    thread = ch.ns['threads'].d.get(key)
+    user = thread.get('user') if thread is not None else None
+    if user is None:
+        user = new_user(sched.world, person.get('id'), person.get('name'))
+    if user is person:
+        return user
+    changed = False
+    for field in ('name', 'timezone'):
+        v = person.get(field)
+        if v is not None and user.get(field) != v:
+            ops.set_field(user, field, v)
+            changed = True
+    if changed and sched.world.watches:
+        sched.changed(user)
+    return user
 
 
 def set_timezone(user, text):
@@ -305,7 +338,9 @@ class TelegramChannel(Service):
 
     def log(self, text):
         with self.log_lock:
-            self.err.write('ostinato: telegram: %s\n' % text)
+            # An error's text may quote Telegram's answer: nothing in it acts
+            # on the operator's terminal.
+            self.err.write('ostinato: telegram: %s\n' % harmless(text))
             self.err.flush()
 
     def _stop_with(self, e):
@@ -431,6 +466,13 @@ class TelegramChannel(Service):
                                     '' if private else ' in the group %d' % m.chat_id,
                                     m.user_id))
                 continue
+            if m.too_long:
+                st.skipped += 1
+                sched.deliver(CHANNEL, tid, TOO_LONG % m.too_long)
+                notes.append('skipped update %d: a text of %d characters from %s (more than %d); '
+                             'told them it was too long' % (uid, m.too_long,
+                                                            printable(m.user_name), MAX_TEXT))
+                continue
             if m.text is None:
                 sched.deliver(CHANNEL, tid, NOT_TEXT)
                 continue
@@ -444,8 +486,10 @@ class TelegramChannel(Service):
             if _command(m.text) == '/timezone':
                 sched.deliver(CHANNEL, tid, set_timezone(user, m.text))
                 continue
-            thread = receive(sched, '%s:%s' % (CHANNEL, tid), CHANNEL, tid, user, m.text,
-                             when=m.date)
+            key = '%s:%s' % (CHANNEL, tid)
+            if member is not None:
+                user = member_user(sched, key, user)
+            thread = receive(sched, key, CHANNEL, tid, user, m.text, when=m.date)
             if member is not None and thread.type.lookup('reply_to') is not None:
                 ops.set_field(thread, 'reply_to', m.message_id)   # what our replies answer
             st.received += 1

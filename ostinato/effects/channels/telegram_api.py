@@ -496,6 +496,7 @@ class IncomingMessage(NamedTuple):
     text: Optional[str]     # None: a message without text (a photo, a sticker...)
     date: int               # unix seconds, UTC
     message_id: int
+    too_long: int = 0       # a text over MAX_TEXT: its length (`text` is then None)
 
 
 MAX_TEXT = 65536              # Telegram's own limit is 4096; more is not a real message
@@ -585,10 +586,12 @@ def read_update(update: Any):
     if not _int_in(message.get('date'), 0, MAX_DATE + 1):
         problems.append('date')
     text = message.get('text')
+    too_long = 0
     if text is not None and not isinstance(text, str):
         problems.append('text')
     elif isinstance(text, str) and len(text) > MAX_TEXT:
-        problems.append('text (%d characters)' % len(text))
+        # Not kept, but the user is told (telegram.py): they did write.
+        too_long, text = len(text), None
     if problems:
         return None, 'its %s cannot be used' % ', '.join(problems)
     topic = message.get('message_thread_id') if message.get('is_topic_message') is True else None
@@ -598,7 +601,8 @@ def read_update(update: Any):
                            user_name=user_display_name(user),
                            text=text if text else None,
                            date=message['date'],
-                           message_id=message['message_id']), None
+                           message_id=message['message_id'],
+                           too_long=too_long), None
 
 
 def update_message(update: Mapping[str, Any]) -> Optional[IncomingMessage]:

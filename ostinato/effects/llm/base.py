@@ -49,5 +49,21 @@ class Backend:
         """Stop whatever the backend started; a later chat may start it again."""
 
 
+def reply_text(content, server: str) -> str:
+    """The text of a reply's `content`, checked at the edge: a server that
+    sends a number, an object or a list there gets a clear `llm:` error the
+    skill can catch (it was "llm: internal error: TypeError")."""
+    if content is None:
+        return ''
+    if isinstance(content, str):
+        return content
+    what = ('a number' if isinstance(content, (int, float)) and not isinstance(content, bool)
+            else 'an object' if isinstance(content, dict)
+            else 'a list' if isinstance(content, list)
+            else 'true or false' if isinstance(content, bool) else type(content).__name__)
+    from .errors import LLMError
+    raise LLMError("llm: %s sent a reply whose content is %s, not text" % (server, what))
+
+
 def as_int(value) -> Optional[int]:
     return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -7,7 +7,7 @@ found, try pulling it first") become an error that says how to get it.
 """
 from __future__ import annotations
 
-from .base import Ask, Backend, Turn, as_int
+from .base import Ask, Backend, Turn, as_int, reply_text
 from .config import DEFAULT_OLLAMA_MODEL, LLMConfig
 from .errors import LLMError
 from .http import exchange, server_message
@@ -61,7 +61,7 @@ class OllamaBackend(Backend):
         if not isinstance(reply, dict) or payload.get('error'):
             raise LLMError('llm: the server at %s did not answer like Ollama: %s'
                            % (self.host, message))
-        return Turn(raw=reply.get('content') or '',
+        return Turn(raw=reply_text(reply.get('content'), 'Ollama at %s' % self.host),
                     model=model,
                     prompt_tokens=as_int(payload.get('prompt_eval_count')),
                     reply_tokens=as_int(payload.get('eval_count')),

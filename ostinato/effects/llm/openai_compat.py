@@ -29,7 +29,7 @@ import re
 import threading
 from typing import Any, Dict, Optional, Tuple
 
-from .base import Ask, Backend, Turn, as_int
+from .base import Ask, Backend, Turn, as_int, reply_text
 from .config import LLMConfig
 from .errors import LLMError
 from .http import exchange, server_message
@@ -154,7 +154,7 @@ class OpenAIBackend(Backend):
             raise LLMError('llm: %s did not answer like an OpenAI-compatible server: %s'
                            % (self.service, message))
         usage = payload.get('usage') if isinstance(payload.get('usage'), dict) else {}
-        return Turn(raw=content if isinstance(content, str) else '',
+        return Turn(raw=reply_text(content, self.service),
                     model=model,
                     prompt_tokens=as_int(usage.get('prompt_tokens')),
                     reply_tokens=as_int(usage.get('completion_tokens')),

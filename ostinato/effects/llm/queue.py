@@ -28,6 +28,7 @@ from BTrees.IOBTree import IOBTree
 from persistent import Persistent
 
 from ...runtime import report
+from ...runtime.terminal import harmless
 from ...runtime.world import service_state
 from ...vm import values as V
 from ...vm.printing import parse_json
@@ -375,7 +376,7 @@ class LLMService(Service):
             # Once may be bad luck; twice on the same request is the request.
             self.crashes[seq] = self.crashes.get(seq, 0) + 1
             if self.crashes[seq] < 2:
-                self.err.write('ostinato: %s; asking again\n' % value)
+                self.err.write('ostinato: %s; asking again\n' % harmless(str(value)))
                 self.err.flush()
                 return
             value = LLMError("llm: the model's process died twice while answering this "
@@ -391,7 +392,7 @@ class LLMService(Service):
         if kind == 'exc' and isinstance(value, LLMUnavailable):
             # The task keeps waiting; ask again later, and say so once.
             if not self.down:
-                self.err.write('ostinato: %s; will keep trying\n' % value)
+                self.err.write('ostinato: %s; will keep trying\n' % harmless(str(value)))
                 self.err.flush()
                 self.down = True
             self.retry_at[seq] = time.time() + self.backoff
@@ -411,7 +412,7 @@ class LLMService(Service):
                 resume = ('value', got)
             else:
                 self.err.write('ostinato: request %d of task %s: %s\n'
-                               % (seq, getattr(task, 'id', '?'), got))
+                               % (seq, getattr(task, 'id', '?'), harmless(str(got))))
                 self.err.flush()
                 entry = LogEntry(req, result=value if isinstance(value, dict) else None,
                                  error=got)

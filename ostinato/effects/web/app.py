@@ -12,7 +12,8 @@ the request is answered after that commit.  It never runs a task's turn.
 
 Safety: the owner's link (printed at start) and invited users' links carry
 a token whose hash is stored; opening one sets an HttpOnly, SameSite=Strict
-session cookie.  Without a session everything but the static files is 401;
+session cookie -- in a browser signed in as someone else only after its
+person confirms the switch (a POST with that session's CSRF token).  Without a session everything but the static files is 401;
 an invited user gets 403 for the inspector.  POSTs take JSON only and need
 the session's CSRF token in a header and a same-origin Origin.  Messages
 are capped at MAX_MESSAGE bytes and each session at a rate; every page has
@@ -292,7 +293,8 @@ def build_app(server):
 
     # -------------------------------------------------------------- helpers
     def wants_json(request):
-        return request.url.path.startswith(('/api/', '/events', '/inspect/events', '/logout'))
+        return request.url.path.startswith(('/api/', '/events', '/inspect/events', '/logout')) \
+            or (request.url.path == '/login' and request.method == 'POST')
 
     def refusal(request, status, message):
         if wants_json(request):
@@ -399,18 +401,52 @@ def build_app(server):
         return n
 
     # -------------------------------------------------------------- sign in and out
+    def link_token(token):
+        if not isinstance(token, str) or not token or len(token) > 200:
+            raise Refused(403, 'This link has no valid token.')
+        return token
+
+    async def signed_in_as(request):
+        """(name, cookie) of the browser's live session, or None."""
+        cookie = request.cookies.get(COOKIE) or ''
+        if not cookie or len(cookie) > 100:
+            return None
+        found = await run_in_threadpool(reader, views.who, secret_hash(cookie))
+        return (found[0], cookie) if found is not None else None
+
     @page
     async def login_link(request):
-        token = request.query_params.get('token', '')
-        if not token or len(token) > 200:
-            raise Refused(403, 'This link has no valid token.')
+        token = link_token(request.query_params.get('token', ''))
+        current = await signed_in_as(request)
+        if current is not None:
+            # Someone else's link opened here (sent by them, say) would
+            # silently put this browser -- and what its person writes next
+            # -- into their account: ask first (POST /login confirms).
+            other = await run_in_threadpool(reader, views.link_user, secret_hash(token))
+            if other is not None and other != current[0]:
+                return HTMLResponse(server.render('switch.html', current=current[0],
+                                                  other=other, csrf=csrf_of(current[1])))
+        return await sign_in(request, token, lambda name: HTMLResponse(
+            server.render('signed_in.html', name=name)))
+
+    @page
+    async def login_confirmed(request):
+        """The switch the page of `login_link` asked about: only with the
+        signed-in session's CSRF token."""
+        _, _, cookie = await identify(request)
+        check_post(request, cookie)
+        token = link_token((await body_json(request)).get('token'))
+        return await sign_in(request, token, lambda name: JSONResponse({'ok': True,
+                                                                         'name': name}))
+
+    async def sign_in(request, token, answer):
         cookie = new_secret()
         name = await job(lambda sched: login(web_state(sched.world), secret_hash(token),
                                              secret_hash(cookie)))
         if name is None:
             raise Refused(403, 'This link is not valid: it may have been replaced by a newer '
                           'one. Ask the owner for a new link.')
-        r = HTMLResponse(server.render('signed_in.html', name=name))
+        r = answer(name)
         r.set_cookie(COOKIE, cookie, max_age=SESSION_DAYS * 86400, path='/', httponly=True,
                      samesite='strict', secure=request.url.scheme == 'https')
         return r
@@ -684,6 +720,7 @@ def build_app(server):
         Route('/new', new_conversation),
         Route('/c/{n:int}', conversation_page),
         Route('/login', login_link),
+        Route('/login', login_confirmed, methods=['POST']),
         Route('/logout', logout_post, methods=['POST']),
         Route('/api/send', send, methods=['POST']),
         Route('/api/conversations', api_conversations),

@@ -29,6 +29,7 @@ import time
 from typing import Any
 
 from ...runtime.scheduler import ServiceStopped
+from ...runtime.terminal import harmless
 from ...vm import ops
 from ..channels.chat import channels_module, new_user, receive
 from ..net import is_loopback_host as is_loopback
@@ -211,7 +212,7 @@ class WebChannel(Service):
                  % (self.owner_link, self.owner))
 
     def log(self, text):
-        self.err.write('ostinato: web: %s\n' % text)
+        self.err.write('ostinato: web: %s\n' % harmless(text))
         self.err.flush()
 
     # ------------------------------------------------------------ jobs (the web server's side)

@@ -83,6 +83,13 @@ def who(world, cookie_hash):
     return name, name == st.owner
 
 
+def link_user(world, token_hash):
+    """The name a login link signs in as, or None (read only: the link is
+    not used up)."""
+    st = web_state(world, create=False) if world is not None else None
+    return st.links.get(token_hash) if st is not None else None
+
+
 # ------------------------------------------------------------------ chat
 
 def message(m, index):
