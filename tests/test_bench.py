@@ -38,6 +38,13 @@ def run_bench(name, *args, tmp_path):
     return figures, ratios, r.stderr
 
 
+def RECORDS(case):
+    """The records and persistent references written per message (issue 28)."""
+    return ['%s_%s' % (case, name) for name in (
+        'intake_records_per_msg', 'intake_refs_per_msg', 'turn_records_per_msg',
+        'turn_refs_per_msg', 'records_per_msg')]
+
+
 def test_durable_prints_every_figure(tmp_path):
     figures, ratios, err = run_bench(
         'durable.py', '--tasks', '20', '--rounds', '5', '--wakes', '3', '--one', '3',
@@ -55,15 +62,16 @@ def test_durable_prints_every_figure(tmp_path):
         'bytes_per_msg_ready_2', 'msgs_per_s_ready_2', 'bytes_per_msg_ready_5',
         'msgs_per_s_ready_5', 'bytes_per_msg_ready_flatness', 'bytes_per_waiting_dialogue_6',
         'bytes_per_waiting_dialogue_6_unpacked', 'rss_mb_waiting_dialogues_6',
-        'resume_ms_waiting_dialogues_6', 'new_dialogue_bytes_6', 'new_dialogue_ms_6'])
+        'resume_ms_waiting_dialogues_6', 'new_dialogue_bytes_6', 'new_dialogue_ms_6']
+        + RECORDS('one_at_a_time') + RECORDS('burst'))
     assert 'what the burst wrote in' in err
 
 
 def test_durable_runs_only_the_sections_asked_for(tmp_path):
     figures, _, _ = run_bench('durable.py', '--only', 'burst', '--burst', '4', tmp_path=tmp_path)
-    assert sorted(figures) == ['burst_bytes_per_msg', 'burst_fsyncs_per_msg',
-                               'burst_intake_bytes_per_msg', 'burst_intake_msgs_per_s',
-                               'burst_msgs_per_s']
+    assert sorted(figures) == sorted(['burst_bytes_per_msg', 'burst_fsyncs_per_msg',
+                                      'burst_intake_bytes_per_msg', 'burst_intake_msgs_per_s',
+                                      'burst_msgs_per_s'] + RECORDS('burst'))
 
 
 def test_durable_names_an_unknown_section(tmp_path):
