@@ -393,10 +393,11 @@ def test_two_users_use_the_diet_skill_at_once_over_one_model(tg, tmp_path):
     # Bo's log may have been sent but not yet confirmed in the database when
     # the bot was killed: then it goes out once more after the restart (the
     # one message in flight at a crash, docs/language.md §17) -- never lost.
-    # "just now" is read by the program: the time of Bo's message.
+    # "just now" is read by the program (extract): the time of Bo's message,
+    # to the second.
     bo = texts(tg, 43)
     assert len(set(bo)) == 1 and len(bo) in (1, 2), bo
-    assert re.fullmatch(r'Your diet log to date:\n   \[\d{4}-\d\d-\d\dT\d\d:\d\d:00\+00:00\] '
+    assert re.fullmatch(r'Your diet log to date:\n   \[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00\] '
                         r'\(just now\) cookie\n', bo[0]), bo
     log = subprocess.run(OSTINATO + ['log', '--json', '--db', str(bot.db)], capture_output=True,
                          text=True, env=bot.env)
