@@ -147,24 +147,28 @@ LUNCH_THREAD = [
 ]
 
 
+# What the seed's two exchanges print.
+SEED_OUT = [
+    'About what time was lunch?',
+    'And when did you have the hot chocolate?',
+    'Your diet log to date:',
+    '   [2025-03-14T12:30:00-04:00] (lunch) turkey sandwich, apple',
+    '   [2025-03-14T14:30:00-04:00] (later) hot chocolate',
+    '',
+    # "cookie just now": no question; the time is the message's own.
+    'Your diet log to date:',
+    '   [2025-03-14T12:30:00-04:00] (lunch) turkey sandwich, apple',
+    '   [2025-03-14T14:30:00-04:00] (later) hot chocolate',
+    '   [2025-03-14T16:05:00-04:00] (just now) cookie',
+    '',
+]
+
+
 def test_the_seeds_two_exchanges(tmp_path, clock):
     s = Session(tmp_path, clock)
     code, out, err = s.run(LUNCH + ['16:05 cookie just now'])
     assert (code, err) == (0, '')
-    assert out.splitlines() == [
-        'About what time was lunch?',
-        'And when did you have the hot chocolate?',
-        'Your diet log to date:',
-        '   [2025-03-14T12:30:00-04:00] (lunch) turkey sandwich, apple',
-        '   [2025-03-14T14:30:00-04:00] (later) hot chocolate',
-        '',
-        # "cookie just now": no question; the time is the message's own.
-        'Your diet log to date:',
-        '   [2025-03-14T12:30:00-04:00] (lunch) turkey sandwich, apple',
-        '   [2025-03-14T14:30:00-04:00] (later) hot chocolate',
-        '   [2025-03-14T16:05:00-04:00] (just now) cookie',
-        '',
-    ]
+    assert out.splitlines() == SEED_OUT
     assert s.thread()[:len(LUNCH_THREAD)] == LUNCH_THREAD
     prompts = s.prompts()
     # 1 + 1 + 2 + 2 for lunch, 1 + 1 + 1 for the cookie: each question for
@@ -192,19 +196,7 @@ def test_the_seeds_own_program_with_a_model_answering_in_the_seeds_shapes(tmp_pa
     s = Session(tmp_path, clock, script='seed.json', main='seed_diet.ost')
     code, out, err = s.run(LUNCH + ['16:05 cookie just now'])
     assert (code, err) == (0, '')
-    assert out.splitlines() == [
-        'About what time was lunch?',
-        'And when did you have the hot chocolate?',
-        'Your diet log to date:',
-        '   [2025-03-14T12:30:00-04:00] (lunch) turkey sandwich, apple',
-        '   [2025-03-14T14:30:00-04:00] (later) hot chocolate',
-        '',
-        'Your diet log to date:',
-        '   [2025-03-14T12:30:00-04:00] (lunch) turkey sandwich, apple',
-        '   [2025-03-14T14:30:00-04:00] (later) hot chocolate',
-        '   [2025-03-14T16:05:00-04:00] (just now) cookie',
-        '',
-    ]
+    assert out.splitlines() == SEED_OUT
     itemize = [e for e in s.prompts() if e.startswith('Re-format')]
     assert len(itemize) == 2
 

@@ -936,7 +936,6 @@ def _verify_revisions(storage, current, problems):
 
 def _verify_objects(storage, index, problems):
     import ZODB
-    from ZODB.broken import Broken
     from ZODB.POSException import POSKeyError
     from ZODB.serialize import referencesf
     from ZODB.utils import oid_repr
@@ -967,17 +966,26 @@ def _verify_objects(storage, index, problems):
                 if ref not in index:
                     problems.append('%s refers to object %s, which does not exist'
                                     % (where, oid_repr(ref)))
-            try:
-                obj = conn.get(oid)
-                obj._p_activate()
-                if isinstance(obj, Broken):
-                    problems.append('%s is of a class that does not exist: %s'
-                                    % (where, type(obj).__name__))
-            except Exception as e:
-                problems.append('%s cannot be unpickled: %s: %s'
-                                % (where, type(e).__name__, ' '.join(str(e).split())[:200]))
+            problem = unpickle_problem(conn, oid, where)
+            if problem is not None:
+                problems.append(problem)
             if n % 1000 == 999:
                 conn.cacheMinimize()
         return len(oids)
     finally:
         conn.close()
+
+
+def unpickle_problem(conn, oid, where):
+    """What is wrong with loading object `oid` through `conn` (its class
+    gone, its pickle unreadable), or None: shared by both verifies."""
+    from ZODB.broken import Broken
+    try:
+        obj = conn.get(oid)
+        obj._p_activate()
+        if isinstance(obj, Broken):
+            return '%s is of a class that does not exist: %s' % (where, type(obj).__name__)
+    except Exception as e:
+        return '%s cannot be unpickled: %s: %s' % (where, type(e).__name__,
+                                                   ' '.join(str(e).split())[:200])
+    return None

@@ -4,12 +4,11 @@ resolved -- what runtime/filestore.py's verify does after it has checked
 the file's records, which a database server checks itself."""
 from __future__ import annotations
 
-from .filestore import plural
+from .filestore import plural, unpickle_problem
 
 
 def verify_objects(store, name, out, limit=20):
     """Write what is wrong to `out`; return the number of problems."""
-    from ZODB.broken import Broken
     from ZODB.POSException import POSKeyError
     from ZODB.serialize import referencesf
     from ZODB.utils import oid_repr, z64
@@ -37,15 +36,9 @@ def verify_objects(store, name, out, limit=20):
             if ref not in seen:
                 seen.add(ref)
                 todo.append(ref)
-        try:
-            obj = conn.get(oid)
-            obj._p_activate()
-            if isinstance(obj, Broken):
-                problems.append('%s is of a class that does not exist: %s'
-                                % (where, type(obj).__name__))
-        except Exception as e:
-            problems.append('%s cannot be unpickled: %s: %s'
-                            % (where, type(e).__name__, ' '.join(str(e).split())[:200]))
+        problem = unpickle_problem(conn, oid, where)
+        if problem is not None:
+            problems.append(problem)
         if len(seen) % 1000 == 999:
             conn.cacheMinimize()
     for p in problems[:limit]:
