@@ -365,3 +365,16 @@ def test_the_installer_puts_duckling_where_the_vm_looks(monkeypatch, tmp_path):
         == str(tmp_path / 'ostinato' / 'duckling' / 'pyduckling-native-0.1.0')
     monkeypatch.setenv('OSTINATO_DUCKLING', str(tmp_path / 'elsewhere'))
     assert install_duckling.target() == duckling.install_folder() == str(tmp_path / 'elsewhere')
+
+
+def test_a_text_duckling_dies_on_finds_nothing_and_the_process_goes_on(tmp_path, capsys):
+    """Duckling's Haskell code ends the process it runs in on some texts
+    ("the" alone: "Ix{Int}.index: Index (3) out of range"): it runs in a
+    process of its own, so the text finds nothing, the operator is told,
+    and the next call works."""
+    out, err = run_ost(tmp_path, f"""
+        print(extract('the', ['time'], now = '{NY_EVENING}'))
+        print([m.when for m in extract('at 8', ['time'], now = '{NY_EVENING}', prefer = 'past')])
+        """)
+    assert out.splitlines() == ['[]', "['2026-12-04T20:00:00-05:00']"]
+    assert "Duckling failed on 'the'" in capsys.readouterr().err

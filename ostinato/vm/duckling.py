@@ -36,6 +36,7 @@ import ctypes
 import json
 import os
 import platform
+import subprocess
 import sys
 import tempfile
 import threading
@@ -179,11 +180,63 @@ def pieces(text: str):
     yield at, text[at:]
 
 
+class Failed(Exception):
+    """Duckling failed on this text (its process died on it); the next
+    call starts it again."""
+
+
+_child = None            # the process Duckling runs in (Popen), once started
+
+
 def parse(text: str, dims, wall: int) -> list:
     """Duckling's entities (dicts, as its JSON has them) in `text`, of the
     dimensions `dims`, read at the wall-clock time `wall` (seconds since
     1970-01-01T00:00 of the caller's zone): the times in them are
-    wall-clock times of that zone, written as UTC.  Raises Unavailable."""
+    wall-clock times of that zone, written as UTC.  Raises Unavailable, or
+    Failed for a text Duckling dies on.
+
+    Duckling runs in a process of its own: a Haskell error escaping a call
+    ends the process it runs in (`extract('the', ['time'])` did: "Ix{Int}.
+    index: Index (3) out of range"), and no user's text may end ours."""
+    global _child
+    request = json.dumps({'text': text, 'dims': list(dims), 'wall': int(wall)}) + '\n'
+    with _lock:
+        if _child is None or _child.poll() is not None:
+            _child = subprocess.Popen(
+                [sys.executable, '-c', 'from ostinato.vm import duckling; duckling.serve()'],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                text=True, encoding='utf-8', start_new_session=True)
+        try:
+            _child.stdin.write(request)
+            _child.stdin.flush()
+            line = _child.stdout.readline()
+        except OSError:
+            line = ''
+        if not line:
+            _child.kill()
+            _child.wait()
+            _child = None
+            raise Failed('Duckling failed on this text')
+        answer = json.loads(line)
+    if 'unavailable' in answer:
+        raise Unavailable(answer['unavailable'])
+    return answer['found']
+
+
+def serve():
+    """The child's loop: a JSON request a line in, a JSON answer a line out."""
+    for line in sys.stdin:
+        r = json.loads(line)
+        try:
+            answer = {'found': _parse_here(r['text'], r['dims'], r['wall'])}
+        except Unavailable as e:
+            answer = {'unavailable': str(e)}
+        sys.stdout.write(json.dumps(answer) + '\n')
+        sys.stdout.flush()
+
+
+def _parse_here(text: str, dims, wall: int) -> list:
+    """`parse`, in this process."""
     with _lock:
         _load()
         ref = _lib.wparseRefTime(_tzdb, b'UTC', int(wall))

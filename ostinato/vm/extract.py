@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone, tzinfo
 import os
+import sys
 import zoneinfo
 
 from . import duckling, limits, printing, timefmt
@@ -452,6 +453,13 @@ def b_extract(text, kinds, now, zone, prefer, hours=None):
         _fit(entities, ref, tz, prefer, window)
     except duckling.Unavailable as e:
         raise _err('needs Duckling: %s' % e) from None
+    except duckling.Failed:
+        # Duckling died on this text (in its own process): what it cannot
+        # read names nothing, as for any text it finds nothing in; the
+        # operator hears of it.
+        sys.stderr.write('ostinato: warning: Duckling failed on %s; extract() found nothing in it\n'
+                         % printing.display(text if len(text) <= 60 else text[:57] + '...'))
+        return OList([])
     results = []
     seen = set()
     for e in entities:
