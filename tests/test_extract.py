@@ -92,6 +92,14 @@ def test_hours_choose_am_or_pm_where_the_skill_knows_the_likely_hours():
         == '2026-12-04T20:00:00-05:00'
 
 
+def test_hours_narrow_an_interval_within_a_day_only():
+    """A week or a decade is not walked hour by hour for the skill's hours:
+    its middle is the same with them as without."""
+    for text in ('from monday to friday', 'this weekend', 'between 2020 and 2023'):
+        assert ex(text, kinds=['time'], prefer='future', hours=[5, 11]) \
+            == ex(text, kinds=['time'], prefer='future'), text
+
+
 def test_an_interval_is_its_middle_not_after_now_for_a_log():
     assert one('this afternoon', kinds=['time'], now=NY_EVENING)['when'] == '2026-12-04T15:30:00-05:00'
     assert one('tonight', kinds=['time'], now=NY_EVENING)['when'] == '2026-12-04T19:30:00-05:00'

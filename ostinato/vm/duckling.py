@@ -212,12 +212,15 @@ def parse(text: str, dims, wall: int) -> list:
             line = _child.stdout.readline()
         except OSError:
             line = ''
-        if not line:
+        try:
+            answer = json.loads(line) if line else None
+        except ValueError:
+            answer = None       # a line that is not the child's answer
+        if not isinstance(answer, dict):
             _child.kill()
             _child.wait()
             _child = None
             raise Failed('Duckling failed on this text')
-        answer = json.loads(line)
     if 'unavailable' in answer:
         raise Unavailable(answer['unavailable'])
     return answer['found']

@@ -401,7 +401,9 @@ def _fit(entities, now, tz, prefer, hours):
             end = (chosen.get('to') or {}).get('at')
             if start is None or end is None or _utc(end) <= _utc(start):
                 continue
-            if hours:
+            # Hours narrow an interval within a day ("this morning"), not a
+            # week or a decade, which would be walked hour by hour.
+            if hours and _utc(end) - _utc(start) <= timedelta(days=1):
                 wall = start.replace(tzinfo=None, minute=0, second=0, microsecond=0)
                 inside = []
                 while wall < end.replace(tzinfo=None):
