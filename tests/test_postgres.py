@@ -192,3 +192,27 @@ def test_a_waiting_dialogue_copied_to_postgresql_finishes_there(tmp_path, pg_db)
     assert r.returncode == 0 and 'no damage found' in r.stdout, r.stdout + r.stderr
     r = ost(['log', '--db', str(back)], tmp_path)
     assert 'hot chocolate' in r.stdout, r.stderr
+
+
+def test_db_info_counts_the_objects_on_postgresql(tmp_path, pg_db):
+    """`db info` gives the number of objects stored, counted, not the
+    planner's estimate (0 until PostgreSQL analyzes the table)."""
+    import json
+
+    import psycopg2
+    programs(tmp_path)
+    r = ost(['run', '--db', pg_db, 'sleeper.ost'], tmp_path)
+    assert r.returncode == 0, r.stderr
+    conn = psycopg2.connect(pg_db)
+    try:
+        with conn.cursor() as cur:
+            cur.execute('SELECT count(*) FROM object_state')
+            stored = cur.fetchone()[0]
+    finally:
+        conn.close()
+    assert stored > 10
+    r = ost(['db', 'info', '--json', '--db', pg_db], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)['objects'] == stored
+    r = ost(['db', 'info', '--db', pg_db], tmp_path)
+    assert re.search(r'^objects: +%d$' % stored, r.stdout, re.M), r.stdout

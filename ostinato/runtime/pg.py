@@ -241,6 +241,22 @@ def open_relstorage(address, read_only=False):
     return storage
 
 
+def object_count(storage):
+    """The number of objects a RelStorage on PostgreSQL holds, counted.
+    RelStorage's own len() is the planner's estimate, which stays 0 until
+    PostgreSQL analyzes the table; `db info` is an operator's question, so
+    it pays for the count.  None for any other storage."""
+    adapter = getattr(storage, '_adapter', None)
+    if adapter is None or 'PostgreSQL' not in type(adapter).__name__:
+        return None
+    table = 'current_object' if adapter.keep_history else 'object_state'
+
+    def count(_conn, cursor):
+        cursor.execute('SELECT count(*) FROM ' + table)
+        return cursor.fetchone()[0]
+    return adapter.connmanager.open_and_call(count)
+
+
 def unreachable(e):
     """Whether `e` says the PostgreSQL server cannot be reached (it
     restarted, or the network is down), as opposed to a refused query."""

@@ -488,8 +488,11 @@ def storage_figures(storage):
         pass
     if path and os.path.exists(path):
         size = os.path.getsize(path)
+    from .pg import object_count
     try:
-        objects = len(storage)
+        objects = object_count(storage)
+        if objects is None:
+            objects = len(storage)
     except Exception:
         pass
     return path, size, objects
