@@ -22,19 +22,35 @@ session-level advisory locks, each on a connection of its own (`Lock`):
   back to the ready queue);
 - the Telegram lock: only its holder polls Telegram (one poller per bot
   token), and another worker takes it over when the holder is gone.
-PostgreSQL releases a session's advisory locks when the session ends: at
-once when a worker's process dies (its socket closes), and for a host that
-is lost when the server's TCP keepalives give up on the connection --
-set per session here to KEEPALIVE_IDLE + KEEPALIVE_COUNT *
-KEEPALIVE_INTERVAL seconds (about 15).  Nothing of this is stored: no
-lease outlives the sessions, and no schema change was needed.
+PostgreSQL releases a session's advisory locks when the session ends, at
+once when a worker's process dies (its socket closes).  A worker that
+stops without its connections closing -- its host lost behind a network
+that still answers, a process frozen (SIGSTOP, a paused VM) -- keeps its
+sessions, and its locks, for as long as TCP keeps them alive, which may be
+forever.  So each serve worker also beats a heart (`Heartbeat`): all its
+sessions carry one application_name of its own (`name_sessions`), and a
+thread runs a query on one of them every HEARTBEAT seconds, which moves
+pg_stat_activity's state_change.  The other workers look every second
+(`end_stale_workers`): a worker none of whose sessions did anything for
+STALE_AFTER seconds has all its sessions ended (pg_terminate_backend),
+which frees its locks as a death would.  If it was only frozen and wakes
+up, it finds its connections gone, says so, and its next commit, if any,
+fails (its claims were given away: ZODB's conflict on the task tells it).
+This needs the workers to connect as one role (or roles that may signal
+and see each other's sessions: pg_signal_backend, pg_read_all_stats);
+where state_change is not visible, a worker is never taken for stale.
+TCP keepalives (KEEPALIVE_*) still end the sessions of a host whose
+network is gone, in about 15 s.  Nothing of this is stored: no lease
+outlives the sessions, and no schema change was needed.
 """
 from __future__ import annotations
 
 import hashlib
 import re
 import struct
+import threading
 import time
+import uuid
 from urllib.parse import urlsplit
 
 from .filestore import StoreError
@@ -47,6 +63,34 @@ SCHEMES = ('postgresql://', 'postgres://')
 KEEPALIVE_IDLE = 5
 KEEPALIVE_INTERVAL = 2
 KEEPALIVE_COUNT = 5
+
+
+# A serve worker's heartbeat: a query every HEARTBEAT seconds; one that
+# gave no sign of life for STALE_AFTER seconds is ended by the others.
+HEARTBEAT = 1.0
+STALE_AFTER = 10.0
+
+# The application_name of this process's sessions: a serve worker's sessions
+# carry WORKER_PREFIX, a token of its own and its name (name_sessions);
+# those of every other command, plain 'ostinato' (never taken for stale).
+WORKER_PREFIX = 'ostinato/'
+_application = ['ostinato']
+
+
+def name_sessions(worker):
+    """Mark every session this process opens from now on as serve worker
+    `worker`'s (a token makes two processes of one name apart).  Returns
+    the prefix that tells this process's sessions."""
+    token = uuid.uuid4().hex[:10]
+    # PostgreSQL keeps 63 bytes of printable ASCII.
+    name = ''.join(c if 32 <= ord(c) < 127 else '?' for c in worker)
+    _application[0] = (WORKER_PREFIX + token + '/' + name)[:63]
+    return WORKER_PREFIX + token + '/'
+
+
+def worker_of(application):
+    """The worker name in a session's application_name (maybe cut short)."""
+    return application.split('/', 2)[2] if application.count('/') >= 2 else application
 
 
 def is_postgres(address):
@@ -74,7 +118,7 @@ def dsn(address):
     psycopg2 = _driver()
     from psycopg2.extensions import make_dsn, parse_dsn
     try:
-        return make_dsn(**parse_dsn(address))
+        return make_dsn(**dict(parse_dsn(address), application_name=_application[0]))
     except psycopg2.Error as e:
         raise StoreError('not a PostgreSQL address libpq can read: %s (%s)'
                          % (shown(address), ' '.join(str(e).split()))) from None
@@ -103,7 +147,6 @@ def connect(address):
     psycopg2 = _driver()
     try:
         conn = psycopg2.connect(dsn(address), connect_timeout=10,
-                                application_name='ostinato',
                                 keepalives=1, keepalives_idle=KEEPALIVE_IDLE,
                                 keepalives_interval=KEEPALIVE_INTERVAL,
                                 keepalives_count=KEEPALIVE_COUNT)
@@ -217,6 +260,69 @@ def free(address, name, conn=None):
     finally:
         if own:
             conn.close()
+
+
+class Heartbeat:
+    """A thread that runs a query on a connection of its own every
+    HEARTBEAT seconds, so that the other workers see this one alive
+    (`end_stale_workers`).  It stops with the process; a frozen process
+    beats no more, which is the point.  A server that does not answer is
+    tried again at the next beat, quietly (the turns say so)."""
+
+    def __init__(self, address, every=HEARTBEAT):
+        self.address = address
+        self.every = every
+        self.stopped = threading.Event()
+        self.conn = None
+        self.thread = threading.Thread(target=self._beat, name='ostinato-heartbeat',
+                                       daemon=True)
+        self.thread.start()
+
+    def _beat(self):
+        while not self.stopped.is_set():
+            try:
+                if self.conn is None or self.conn.closed:
+                    self.conn = connect(self.address)
+                with self.conn.cursor() as cur:
+                    cur.execute('SELECT 1')
+            except Exception:
+                self._close()
+            self.stopped.wait(self.every)
+        self._close()
+
+    def _close(self):
+        conn, self.conn = self.conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except Exception:
+                pass
+
+    def stop(self):
+        self.stopped.set()
+        self.thread.join(5)
+
+
+def end_stale_workers(conn, own_prefix, stale_after=STALE_AFTER):
+    """End every session of a serve worker none of whose sessions on this
+    database did anything for `stale_after` seconds (its host is lost, or
+    its process frozen): that frees its advisory locks.  Returns
+    [(worker name, seconds silent, sessions ended)]."""
+    ended = []
+    with conn.cursor() as cur:
+        cur.execute(
+            "SELECT application_name, extract(epoch FROM now() - max(state_change)) "
+            "FROM pg_stat_activity WHERE datname = current_database() "
+            "AND application_name LIKE %s AND application_name NOT LIKE %s "
+            "GROUP BY application_name "
+            "HAVING now() - max(state_change) > make_interval(secs => %s)",
+            (WORKER_PREFIX + '%', own_prefix + '%', stale_after))
+        for application, silent in cur.fetchall():
+            cur.execute("SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) "
+                        "FROM pg_stat_activity WHERE datname = current_database() "
+                        "AND application_name = %s", (application,))
+            ended.append((worker_of(application), float(silent), cur.fetchone()[0]))
+    return ended
 
 
 def schema_lock(address):

@@ -455,6 +455,15 @@ class Scheduler:
                     # The abort put the task back in the queue (and undid the
                     # timers that woke it): the loop takes it again.
                     return
+                if w.running.get(self.worker) is not task:
+                    # The claim is no longer ours: this worker was taken for
+                    # gone (its process stopped, its host lost) and another
+                    # one has the task now.  Running the turn again would
+                    # do it twice.
+                    self.err.write('%s task %d (%s): another worker took it over while this '
+                                   'one did not answer; left to it\n'
+                                   % (time.strftime('%Y-%m-%d %H:%M:%S'), task.id, task.name))
+                    return
                 # Random and growing, so that two workers that conflicted
                 # do not meet again at once.
                 time.sleep(random.uniform(0, min(0.5, 0.002 * 2 ** attempt)))

@@ -134,15 +134,23 @@ def worker_lock_name(worker):
     return 'worker ' + worker
 
 
-def worker_lease(db, worker, patience=10.0):
+def worker_lease(db, worker, own_sessions, patience=None):
     """Take the lock of worker `worker` on the PostgreSQL database `db`
     (runtime/pg.py): held while this worker runs.  A worker of the same
     name that was just killed may hold it a moment longer (its session is
-    ending): wait for it a little, then refuse."""
+    ending), or one whose host was lost until its heartbeat is stale (then
+    its sessions are ended here): wait for it that long, then refuse."""
     from . import pg
+    if patience is None:
+        patience = pg.STALE_AFTER + 5.0
     lease = pg.Lock(db, worker_lock_name(worker))
     end = time.time() + patience
     while not lease.acquire(wait=False):
+        try:
+            pg.end_stale_workers(lease.conn, own_sessions)
+        except Exception as e:
+            if not pg.unreachable(e):
+                raise
         if time.time() >= end:
             lease.release()
             raise StoreError('a worker named %s already serves %s: give this one another '
@@ -172,6 +180,13 @@ class Server:
         db = db or os.environ.get('OSTINATO_DB') or 'ostinato.fs'
         self.zeo = None
         self.shared = db.startswith('zeo:') or is_postgres(db)
+        self.heartbeat = None
+        self.own_sessions = None
+        if not memory and is_postgres(db):
+            from . import pg
+            # Before the store opens: its sessions too are this worker's
+            # (a lost worker's are all ended, runtime/pg.py).
+            self.own_sessions = pg.name_sessions(worker)
         if memory:
             # Nothing to share: no file names a socket for repl and tasks.
             self.store = Store(memory=True)
@@ -203,6 +218,7 @@ class Server:
         self.lease = None
         self.locks = []
         self.free_since = {}        # worker name -> when its lock was first seen free
+        self.ended = {}             # worker name -> when this worker ended its sessions
         if not memory and is_postgres(db):
             # On PostgreSQL the second phase of a commit is the server's
             # COMMIT: it fails when the server goes away, which the worker
@@ -210,10 +226,12 @@ class Server:
             # package's line about resources "in an inconsistent state".
             logging.getLogger('txn').setLevel(logging.CRITICAL + 1)
             try:
-                self.lease = worker_lease(db, worker)
+                self.lease = worker_lease(db, worker, self.own_sessions)
             except BaseException:
                 self.store.close()
                 raise
+            from . import pg
+            self.heartbeat = pg.Heartbeat(db)
         self.watch_seconds = watch_seconds
         self.last_watch = 0.0
         self.services = list(services)
@@ -331,13 +349,28 @@ class Server:
         the other workers.  A worker is gone when its lock is free
         (runtime/pg.py): the server ended its session.  Looked at every
         `watch_seconds`, so a claim comes back within about a second of
-        the session's end."""
+        the session's end.  A worker whose sessions all stayed silent for
+        pg.STALE_AFTER seconds (its host lost, its process frozen) has them
+        ended here first, and counts as gone as soon as its lock is free."""
         from . import pg
         try:
             if not self.lease.check() and not self.lease.acquire(wait=False):
                 return      # our own lock is held elsewhere: claim nothing of others
         except StoreError:
             return          # the server does not answer: the turns will say so
+        try:
+            ended = pg.end_stale_workers(self.lease.conn, self.own_sessions)
+        except Exception as e:
+            if not pg.unreachable(e):
+                raise
+            return
+        for name, silent, sessions in ended:
+            self.ended[name] = time.time()
+            self.err.write('%s worker %s gave no sign of life for %.0f s (its host lost, or '
+                           'its process stopped): its %d PostgreSQL session%s ended\n'
+                           % (time.strftime('%Y-%m-%d %H:%M:%S'), name, silent, sessions,
+                              '' if sessions == 1 else 's'))
+            self.err.flush()
         verdicts = {}
 
         def gone(name):
@@ -355,7 +388,8 @@ class Server:
                 # its worker, alive, takes it again.
                 now = time.time()
                 if free:
-                    verdicts[name] = now - self.free_since.setdefault(name, now) >= GONE_AFTER
+                    verdicts[name] = (now - self.free_since.setdefault(name, now) >= GONE_AFTER
+                                      or now - self.ended.get(name, 0.0) < 60)
                 else:
                     self.free_since.pop(name, None)
                     verdicts[name] = False
@@ -377,6 +411,8 @@ class Server:
                 hand_back(sched, gone)
 
     def close(self):
+        if self.heartbeat is not None:
+            self.heartbeat.stop()
         for s in self.services:
             s.close()
         try:
