@@ -44,6 +44,7 @@ import time
 from BTrees.LOBTree import LOBTree
 from persistent import Persistent
 
+from ...runtime.pg import STALE_AFTER
 from ...runtime.scheduler import ServiceStopped
 from ...runtime.store import StoreFailed, TooDeep
 from ...runtime.terminal import harmless
@@ -231,10 +232,20 @@ class TelegramChannel(Service):
         # Workers sharing a database: a callable that says whether this one
         # may poll the bot now (runtime/serve.py's Telegram lock); None: always.
         self.gate = None
+        # When the scheduler's thread last found the gate open: the poller
+        # asks Telegram only while that is recent (GATE_FRESH).
+        self.gate_open = 0.0
+        self.gate_lost = False
 
     # ------------------------------------------------------------ service protocol
     def busy(self, sched):
         return self.fatal is None and not self.stopping.is_set()
+
+    # How recent the gate's last yes must be for the poller to ask Telegram:
+    # a worker whose process was frozen longer than this (runtime/pg.py's
+    # STALE_AFTER) may have lost the lock to another worker meanwhile, so
+    # on waking up it looks at the lock again before it polls.
+    GATE_FRESH = STALE_AFTER
 
     def poll(self, sched):
         if self.fatal is not None:
@@ -244,9 +255,23 @@ class TelegramChannel(Service):
         if not self.threads:
             if self.gate is not None and not self.gate():
                 return      # another worker polls the bot (one poller per token)
+            self.gate_open = time.monotonic()
             self.start(sched)
         elif self.gate is not None:
-            self.gate()     # keeps the lock (taken again after the server restarted)
+            # Keeps the lock (taken again after the server restarted); one
+            # lost to another worker stops this one's polling until it is
+            # this worker's again.
+            if self.gate():
+                if self.gate_lost:
+                    self.gate_lost = False
+                    self.offset = telegram_state(sched.world).offset
+                    self.log('this worker polls again')
+                self.gate_open = time.monotonic()
+            elif not self.gate_lost:
+                self.gate_lost = True
+                self.gate_open = 0.0
+                self.log('the telegram lock is not this worker\'s now (another worker holds '
+                         'it, or PostgreSQL does not answer): it stops polling')
         while True:
             try:
                 batch = self.batches.get_nowait()
@@ -261,6 +286,8 @@ class TelegramChannel(Service):
             for place in places:
                 self.awaiting.setdefault(place, time.monotonic())
         self.confirm_sent(sched)
+        if self.gate_lost:
+            return      # the lock's holder sends the replies (once)
         self.dispatch(sched)
         self.show_typing(sched)
 
@@ -376,6 +403,10 @@ class TelegramChannel(Service):
                     self.log('connected as @%s; %d allowed user%s%s'
                              % (printable(self.username or '?'), n, '' if n == 1 else 's',
                                 '; groups are served' if self.config.groups else ''))
+                if self.gate is not None and \
+                        time.monotonic() - self.gate_open > self.GATE_FRESH:
+                    self.stopping.wait(0.2)     # the scheduler's thread looks at the lock
+                    continue
                 _crash_point('polling')
                 updates = self.api.get_updates(offset=self.offset or None)
             except TelegramRetry as e:
