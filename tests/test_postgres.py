@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -216,3 +217,79 @@ def test_db_info_counts_the_objects_on_postgresql(tmp_path, pg_db):
     assert json.loads(r.stdout)['objects'] == stored
     r = ost(['db', 'info', '--db', pg_db], tmp_path)
     assert re.search(r'^objects: +%d$' % stored, r.stdout, re.M), r.stdout
+
+
+def _tagged_session(address, application):
+    import psycopg2
+    conn = psycopg2.connect(address, application_name=application)
+    conn.autocommit = True
+    with conn.cursor() as cur:
+        cur.execute('SELECT 1')
+    return conn
+
+
+def _alive(conn):
+    import psycopg2
+    try:
+        with conn.cursor() as cur:
+            cur.execute('SELECT 1')
+        return True
+    except psycopg2.Error:
+        return False
+
+
+def test_the_sessions_of_a_silent_worker_are_ended_and_a_beating_one_is_left(pg_db):
+    """runtime/pg.py's heartbeat: a worker none of whose sessions did
+    anything for STALE_AFTER seconds has them all ended; one whose
+    heartbeat runs, or a session of any other program, is left alone."""
+    import psycopg2
+
+    from ostinato.runtime import pg
+    silent = [_tagged_session(pg_db, 'ostinato/aaaa/w1') for _ in range(2)]
+    other = _tagged_session(pg_db, 'psql')
+    beating = _tagged_session(pg_db, 'ostinato/bbbb/w2')
+    mine = psycopg2.connect(pg_db)
+    mine.autocommit = True
+    try:
+        end = time.time() + 1.5
+        while time.time() < end:        # w2 beats; w1 says nothing
+            _alive(beating)
+            time.sleep(0.1)
+        ended = pg.end_stale_workers(mine, 'ostinato/cccc/', stale_after=1.0)
+        assert [(name, sessions) for name, _, sessions in ended] == [('w1', 2)]
+        time.sleep(0.5)                 # the server ends them (a signal)
+        assert [_alive(c) for c in silent] == [False, False]
+        assert _alive(beating) and _alive(other)
+    finally:
+        for c in silent + [other, beating, mine]:
+            c.close()
+
+
+def test_sessions_this_role_may_not_end_are_said_so_not_a_crash(pg_db):
+    """A worker whose role may see but not signal another's sessions gets
+    the reason back (serve says it once), never an exception."""
+    from ostinato.runtime import pg
+    role = 'ostinato_see_' + uuid.uuid4().hex[:8]
+    conn = _admin()
+    silent = _tagged_session(pg_db, 'ostinato/aaaa/w1')     # the administrator's
+    try:
+        with conn.cursor() as cur:
+            cur.execute('CREATE ROLE %s' % role)
+            cur.execute('GRANT pg_read_all_stats TO %s' % role)
+        watcher = _tagged_session(pg_db, 'ostinato/cccc/w2')
+        try:
+            with watcher.cursor() as cur:
+                cur.execute('SET ROLE %s' % role)
+            time.sleep(1.5)
+            ended = pg.end_stale_workers(watcher, 'ostinato/cccc/', stale_after=1.0)
+        finally:
+            watcher.close()
+        assert len(ended) == 1 and ended[0][0] == 'w1', ended
+        why = ended[0][2]
+        assert isinstance(why, str) and ('permission' in why.lower() or 'must be' in why), ended
+        assert _alive(silent)
+    finally:
+        silent.close()
+        with conn.cursor() as cur:
+            cur.execute('DROP ROLE IF EXISTS %s' % role)
+        conn.close()

@@ -219,6 +219,7 @@ class Server:
         self.locks = []
         self.free_since = {}        # worker name -> when its lock was first seen free
         self.ended = {}             # worker name -> when this worker ended its sessions
+        self.refused = set()        # workers whose sessions this one may not end (said once)
         if not memory and is_postgres(db):
             # On PostgreSQL the second phase of a commit is the server's
             # COMMIT: it fails when the server goes away, which the worker
@@ -365,6 +366,17 @@ class Server:
                 raise
             return
         for name, silent, sessions in ended:
+            if isinstance(sessions, str):
+                if name not in self.refused:
+                    self.refused.add(name)
+                    self.err.write('%s worker %s gave no sign of life for %.0f s, but its '
+                                   'PostgreSQL sessions cannot be ended from here (%s): run '
+                                   'the workers as one role, or grant this one '
+                                   'pg_signal_backend\n'
+                                   % (time.strftime('%Y-%m-%d %H:%M:%S'), name, silent,
+                                      sessions))
+                    self.err.flush()
+                continue
             self.ended[name] = time.time()
             self.err.write('%s worker %s gave no sign of life for %.0f s (its host lost, or '
                            'its process stopped): its %d PostgreSQL session%s ended\n'
@@ -389,7 +401,7 @@ class Server:
                 now = time.time()
                 if free:
                     verdicts[name] = (now - self.free_since.setdefault(name, now) >= GONE_AFTER
-                                      or now - self.ended.get(name, 0.0) < 60)
+                                      or now - self.ended.get(name, 0.0) < GONE_AFTER)
                 else:
                     self.free_since.pop(name, None)
                     verdicts[name] = False
