@@ -103,6 +103,7 @@ def test_a_mixed_workload_survives_kills_and_a_postgresql_restart(tmp_path, pg_d
     wrote a Python traceback."""
     from fakes.ollama import FakeOllama
     from fakes.telegram import TOKEN, FakeTelegram
+    from ostinato.runtime.store import Store
     from web_support import Client, free_port
     rnd = random.Random()
     seed = rnd.randrange(10 ** 6)
@@ -151,6 +152,27 @@ def test_a_mixed_workload_survives_kills_and_a_postgresql_restart(tmp_path, pg_d
         def tg_texts():
             return [s['text'] for s in list(tg.sent) if s['chat_id'] == 42]
 
+        store = Store(pg_db)        # to see who holds a claim
+        store_open = [True]
+
+        def close_store():
+            if store_open:
+                store_open.clear()
+                store.close()
+
+        def claims():
+            store.abort()           # the database as of now
+            return {name: task.name for name, task in store.world.running.items()}
+
+        def claimant(names, tries=100):
+            """A worker among `names` in a turn of a task now (or None)."""
+            for _ in range(tries):
+                held = [n for n in claims() if n in names]
+                if held:
+                    return held[0]
+                time.sleep(0.05)
+            return None
+
         web = Client('http://127.0.0.1:%d' % ports['w1'])
 
         def to_live_worker(request):
@@ -186,7 +208,7 @@ def test_a_mixed_workload_survives_kills_and_a_postgresql_restart(tmp_path, pg_d
             r = repl('import mix\nmix.flag.go = true\n')
             assert r.returncode == 0, r.stderr
             kills = 0
-            dead = None
+            dead = orphaned = None
             for i in range(8):
                 tg.user_writes(42, 'tg%d' % i)
                 key = 'message-%d' % i
@@ -194,17 +216,23 @@ def test_a_mixed_workload_survives_kills_and_a_postgresql_restart(tmp_path, pg_d
                     'web%d' % i, key=key, conversation=None if i == 0 else 1))
                 time.sleep(rnd.uniform(0.3, 1.5))
                 if i % 2 == 1:
-                    # The second kill is the Telegram poller's; the worker
-                    # of the third stays dead until the end, so the others
-                    # take its claims back; the rest are anyone's.
+                    # The second kill is of a worker in a turn, and it stays
+                    # dead until the end, so the others take its claim back;
+                    # the third is the Telegram poller's; the rest anyone's.
                     victim = live[rnd.choice(sorted(live))]
                     if i == 3:
+                        victim = live.get(claimant(live), victim)
+                    if i == 5:
                         victim = next((w for w in live.values()
                                        if 'holds the telegram lock' in w.err()), victim)
                     victim.proc.kill()
                     victim.proc.wait()
                     kills += 1
-                    if i == 5:
+                    if i == 3:
+                        if victim.name in claims():
+                            orphaned = victim.name      # died holding a claim
+                        close_store()               # before PostgreSQL restarts
+                    if i == 3:
                         dead = victim.name
                         del live[dead]
                     else:
@@ -217,7 +245,7 @@ def test_a_mixed_workload_survives_kills_and_a_postgresql_restart(tmp_path, pg_d
             wait_for(lambda: counts() == (48, 6), 'every step and every answer')
             wait_for(lambda: set(want_tg) <= set(tg_texts()), 'every Telegram reply')
             wait_for(lambda: set(want_web) <= set(web_texts()), 'every web reply')
-            # The worker killed third comes back after the others did its work.
+            # The worker killed second comes back after the others did its work.
             back = start(dead)
             wait_for(lambda: 'serving' in back.err(), 'the last worker to start again')
             r = repl('import mix\nprint(sjoin(sorted(mix.log), " "))\n'
@@ -227,6 +255,7 @@ def test_a_mixed_workload_survives_kills_and_a_postgresql_restart(tmp_path, pg_d
         finally:
             for w in procs:
                 w.stop()
+            close_store()
         took = time.time() - started
         r = ost('db', 'check', '--db', pg_db, cwd=tmp_path)
         assert r.returncode == 0 and r.stdout.startswith('ok:'), r.stdout + r.stderr
@@ -242,11 +271,15 @@ def test_a_mixed_workload_survives_kills_and_a_postgresql_restart(tmp_path, pg_d
     # A worker killed while it sent a reply may send it again (README:
     # Limits); a message handled twice would be numbered twice.
     assert _unique_in_order(numbered) == want_tg, (context, numbered)
+    if orphaned is not None:
+        # The others gave its claim back to the queue (it stayed dead).
+        assert any('worker %s is gone' % orphaned in w.err() for w in procs), context
     for w in procs:
         err = w.err()
         assert 'Traceback' not in err and 'internal error' not in err, (context, w.err_path, err)
         assert err.count('PostgreSQL does not answer') <= 1, err
         assert err.count('PostgreSQL does not answer') >= err.count('answers again'), err
-    print('%s: %d kills, PostgreSQL restarted at %.0f s, all done in %.0f s; '
-          '%d Telegram replies sent again, %d model requests for 6 answers'
-          % (context, kills, restarted, took, len(numbered) - len(want_tg), len(model.bodies)))
+    print('%s: %d kills (one holding a claim the others took back: %s), PostgreSQL '
+          'restarted at %.0f s, all done in %.0f s; %d Telegram replies sent again, %d model '
+          'requests for 6 answers' % (context, kills, orphaned is not None, restarted, took,
+                                      len(numbered) - len(want_tg), len(model.bodies)))
