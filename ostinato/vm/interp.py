@@ -904,7 +904,7 @@ class VM:
                     v = stack.pop()
                     k = ops.map_key(stack.pop())
                     acc = stack[-1 - arg]
-                    acc._p_changed = True
+                    acc.changed()       # not only _p_changed: OMap.added's promise ends
                     d = acc.d
                     if len(d) >= limits.MAX_ITEMS:
                         limits.check_items(len(d) + 1)
