@@ -507,3 +507,55 @@ check = big
 def test_a_program_rebinding_a_function_wakes_the_wait_that_calls_it(tmp_path):
     with Program(tmp_path, REBIND_IN_PROGRAM) as p:
         assert p.out.getvalue().splitlines() == ['rebinding', 'passed with 1']
+
+
+# A dialogue's wait reads the thread's last message's sender (a `val`:
+# set when the message is made, never again); the wait watches the thread
+# and its list of messages, not the message, so the turn that ends the
+# watch does not write the message again.
+VALS = '''\
+type Note:
+    val sender
+    var seen
+
+type Box:
+    var items
+
+def waiter(b):
+    got = 0
+    while true:
+        wait until b.items[-1].sender? and length(b.items) > got
+        got = length(b.items)
+        print("saw {got}")
+
+def peeker(b):
+    wait until b.items[-1].seen?
+    print("peeked")
+
+box = Box(items = [Note(sender = 'me')])
+spawn waiter(box)
+spawn peeker(box)
+'''
+
+
+def test_a_wait_that_reads_only_vals_of_an_object_does_not_watch_it(tmp_path):
+    with Program(tmp_path, VALS) as p:
+        box = p.var('box')
+        items = box.get('items')
+        note = items.items[0]
+        tasks = {t.name: t for t in p.store.world.tasks.values() if t.waiting is not None}
+        assert tasks['waiter'].waiting.objs == [box, items]
+        # A `var` of it read: watched, and a change of it wakes the reader.
+        assert any(o is note for o in tasks['peeker'].waiting.objs)
+        p.set(note, 'seen', True)
+        p.sched.run()
+        assert 'peeked' in p.out.getvalue()
+        new = ops.construct(note.type, {'sender': 'you'})
+        p.append(items, new)
+        p.sched.run()
+        assert 'saw 2' in p.out.getvalue()
+        assert tasks['waiter'].waiting.objs == [box, items]
+        records = p.last_commit()
+    # The waiter's turn: its frame, task, watch, and the box and list it
+    # watches again; no note.
+    assert records.count('OObject') == 1, records
