@@ -166,11 +166,12 @@ def test_a_wait_does_not_watch_the_list_its_evaluation_made(tmp_path):
         assert 'plain saw 1' in p.out.getvalue()
         assert p.waiter('plain').waiting.objs == [box, items]
         records = p.last_commit()
-    # The turn that woke and waits again writes no new list (the tail); the
-    # box and its list keep their one watch each in their own records
-    # (runtime/watches.py), so those two are written, and no watch index.
-    assert records.count('OList') == 1 and records.count('OObject') == 1, records
-    assert index_records(records) == 0, records
+    # The turn that woke and waits again writes no new list (the tail); it
+    # waits on the box and its list again, so it keeps the watch that woke
+    # it (runtime/watches.py `same`): neither the watch nor the box and the
+    # list, which hold it in their own records, are written.
+    assert 'OList' not in records and 'OObject' not in records, records
+    assert 'Watch' not in records and index_records(records) == 0, records
 
 
 def index_records(records):
@@ -556,6 +557,52 @@ def test_a_wait_that_reads_only_vals_of_an_object_does_not_watch_it(tmp_path):
         assert 'saw 2' in p.out.getvalue()
         assert tasks['waiter'].waiting.objs == [box, items]
         records = p.last_commit()
-    # The waiter's turn: its frame, task, watch, and the box and list it
-    # watches again; no note.
-    assert records.count('OObject') == 1, records
+    # The waiter's turn: its frame, its task; not the note, and not the box,
+    # its list or the watch, which it keeps.
+    assert 'OObject' not in records and 'Watch' not in records, records
+
+
+# A wait on the same objects as the one that woke the task keeps that watch;
+# a wait on others takes a new one, and the old one leaves every index.
+SWITCH = '''\
+type Box:
+    var n = 0
+
+def waiter(a, b):
+    seen = 0
+    while true:
+        box = if seen < 2 then a else b
+        wait until box.n > seen
+        seen = box.n
+        print("saw {seen}")
+
+a = Box()
+b = Box()
+spawn waiter(a, b)
+'''
+
+
+def test_a_wait_on_the_same_objects_keeps_its_watch_and_one_on_others_drops_it(tmp_path):
+    from ostinato.runtime.world import Watch
+    with Program(tmp_path, SWITCH) as p:
+        a, b = p.var('a'), p.var('b')
+        t = next(t for t in p.store.world.tasks.values() if t.name == 'waiter')
+        first = t.waiting
+        assert watches.of(a) == (first,)
+        p.set(a, 'n', 1)
+        p.sched.run()
+        assert 'saw 1' in p.out.getvalue()
+        assert t.waiting is first and watches.of(a) == (first,)    # kept
+        p.set(a, 'n', 2)
+        p.sched.run()
+        assert 'saw 2' in p.out.getvalue()
+        second = t.waiting
+        assert type(second) is Watch and second is not first
+        assert second.objs == [b] and watches.of(b) == (second,)
+        assert watches.of(a) == ()                              # the old one left
+        p.set(a, 'n', 5)                                        # wakes nobody
+        p.sched.run()
+        assert 'saw 5' not in p.out.getvalue()
+        p.set(b, 'n', 3)
+        p.sched.run()
+        assert 'saw 3' in p.out.getvalue()
