@@ -223,5 +223,11 @@ def test_a_watch_is_the_same_only_on_the_same_objects_and_definitions():
     assert not watches.same(w, [b, a], ())
     assert not watches.same(w, [a], ())
     assert not watches.same(w, [a, b], (world,))
+    # Another task began to wait on `b` since: a change of `b` wakes it
+    # after this one only if this one waits anew, at the end.
+    other = sleeping_on(world, task(world, 'other'), [b])
+    assert not watches.same(w, [a, b], ())
+    watches.drop(other)
+    assert watches.same(w, [a, b], ())
     watches.drop(w)                      # no longer in the indexes: not kept
     assert not watches.same(w, [a, b], ())

@@ -238,10 +238,13 @@ def release(world, task):
 
 def same(watch, objs, defs):
     """Whether a wait on `objs` (repeats allowed) and the definitions of
-    `defs` would watch what `watch` does, and `watch` is still in the
-    index of every object it watches: then the wait keeps it (`keep`).
-    A chat dialogue's waits all read its thread and the thread's list of
-    messages: a new watch each time was a record more per message."""
+    `defs` would watch what `watch` does, and `watch` is still the last in
+    the index of every object it watches -- where the new watch would go:
+    a change wakes the tasks in the order they began to wait (docs/
+    language.md 15.2) -- so the wait keeps it (`keep`).  A chat dialogue's
+    waits all read its thread and the thread's list of messages, which no
+    other task watches: a new watch each time was a record more per
+    message."""
     if tuple(defs) != watch.defs:
         return False
     mine = watch.objs
@@ -254,7 +257,20 @@ def same(watch, objs, defs):
         if n >= len(mine) or mine[n] is not o:
             return False
         n += 1
-    return n == len(mine) and indexed(watch)
+    return n == len(mine) and all(_last(o, watch) for o in mine)
+
+
+def _last(o, watch):
+    """Whether `watch` is the last in `o`'s index."""
+    ws = getattr(o, '_ow', None)
+    if ws is watch:
+        return True
+    if ws is None or type(ws) is Watch:
+        return False
+    if type(ws) is tuple:
+        return ws[-1] is watch
+    wid = watch.id
+    return bool(wid) and len(ws) > 0 and ws.maxKey() == wid and ws[wid] is watch
 
 
 def keep(watch):

@@ -130,6 +130,10 @@ def _chunked_state(obj, base_state, attr, size, cut):
     state with `attr` replaced by `cut(chunks stored before)`, or by their
     index when they are many."""
     if size <= 2 * obj.CHUNK:
+        # Chunks stored before, if any, are no longer what is stored: a
+        # store that trusts them (OMap.added) must not find them.
+        obj.__dict__.pop('_v_chunks', None)
+        obj.__dict__.pop('_v_index', None)
         return base_state()
     held = obj._v_chunks = cut(obj.__dict__.get('_v_chunks') or ())
     chunks = [c for c, _ in held]
