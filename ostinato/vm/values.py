@@ -115,7 +115,7 @@ class OstRaise(Exception):
 # record every growth rewrites stays short too.  Without it, the channel's
 # map of threads at 100,000 threads was an index of 781 references, about
 # 11 KB written again for every new dialogue.  When the runs are many too
-# (more than 2 * INDEX of them: 4,194,304 entries of a map), they are
+# (more than 2 * INDEX of them: a map of over 1,048,576 entries), they are
 # grouped in runs of INDEX in turn, and so on: the index is a tree of
 # IndexChunks whose every record, the top one in the map's own record
 # included, holds at most 2 * INDEX references (schema 11), so a growth
