@@ -226,13 +226,13 @@ def turn_times(db, rounds):
         times, cpu = [], []
         for _ in range(rounds):
             task = store.world.tasks[tid]
-            before = task.waiting
+            before = task.since      # set by each wait (its watch may be kept)
             poke(store, sched, task)
             t0, c0 = time.perf_counter(), time.process_time()
             sched.run()
             times.append(time.perf_counter() - t0)
             cpu.append(time.process_time() - c0)
-            assert task.state == 'waiting' and task.waiting is not before, task.state
+            assert task.state == 'waiting' and task.since != before, task.state
         return times, cpu
     finally:
         store.close()
@@ -253,11 +253,11 @@ def serve_and_wake(db, wakes, seed):
                 continue
             t0 = time.perf_counter()
             task = tasks[tid]
-            before = task.waiting
+            before = task.since      # set by each wait (its watch may be kept)
             poke(store, sched, task)
             sched.run()
             times.append(time.perf_counter() - t0)
-            assert task.state == 'waiting' and task.waiting is not before, task.state
+            assert task.state == 'waiting' and task.since != before, task.state
     finally:
         store.close()
     return times, peak_rss_mb()
