@@ -133,6 +133,7 @@ bench: $(STAMP) $(EMBEDDED_STAMP) $(DUCKLING_STAMP)
 	$(BIN)/python bench/compute.py
 	$(BIN)/python bench/extract.py
 	$(BIN)/python bench/durable.py
+	$(BIN)/python bench/threads.py
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/llm.py
 

@@ -112,3 +112,12 @@ def test_scale_prints_every_store_and_the_ratios(tmp_path, monkeypatch):
 def test_extract_prints_its_figures(tmp_path):
     figures, _, _ = run_bench('extract.py', '--rounds', '1', tmp_path=tmp_path)
     assert set(figures) == {'extract_load', 'extract_past', 'extract_future'}
+
+
+def test_threads_prints_a_new_dialogues_cost_at_each_size_and_the_ratio(tmp_path):
+    figures, _, _ = run_bench('threads.py', '--sizes', '12,40', '--new', '2', '--dialogues', '3',
+                              tmp_path=tmp_path)
+    assert sorted(figures) == sorted(
+        ['new_dialogue_%s_%d' % (what, n) for what in ('ms', 'cpu_ms', 'records', 'bytes')
+         for n in (12, 40)] + ['new_dialogue_ratio', 'new_dialogue_cpu_ratio'])
+    assert figures['new_dialogue_records_40'] > 0

@@ -34,8 +34,8 @@ def bench():
 # any is answered; turns are committed in groups).  Measured, then pinned
 # with less than one record of slack.
 ONE_INTAKE = 4.5
-ONE_TURN = 12.5
-BURST_TURN = 10.5
+ONE_TURN = 10.5
+BURST_TURN = 8.5
 
 
 def run_one_at_a_time(bench, tmp_path, n=8, turns=4):
@@ -165,3 +165,45 @@ def test_a_task_queued_on_an_empty_ready_queue_needs_no_link_of_its_own():
     q.append(a)
     q.append(b)
     assert q.popleft() is a and q.popleft() is b and not q
+
+
+def test_a_new_threads_intake_writes_one_record_per_level_of_the_thread_map(bench, tmp_path,
+                                                                            monkeypatch):
+    """A new dialogue among many threads (issue 28, item 3): its intake
+    compares none of the other threads with what is stored, and writes
+    what it writes among few, plus the last run of each level the thread
+    map's index has more.  Chunks of 4 and runs of 2 give 43 threads the
+    map's shape at 10,000 and 403 threads its shape past a million: 2
+    levels of runs, then 5."""
+    sys.path.insert(0, BENCH)
+    try:
+        import threads
+    finally:
+        sys.path.remove(BENCH)
+    from ostinato.vm import values
+    monkeypatch.setattr(values, 'INDEX', 2)
+    monkeypatch.setattr(values.OMap, 'CHUNK', 4)
+    compared = []
+    real = values._same_pairs
+    written = {}
+    for n in (43, 403):
+        path = str(tmp_path / ('threads%d.fs' % n))
+        threads.build(path, n, 3)
+        d = bench.OstinatoDialogues(path)
+        try:
+            monkeypatch.setattr(values, '_same_pairs', lambda *a: compared.append(1) or real(*a))
+            d.deliver_all([(n, bench.message_text(n, 1))])
+            monkeypatch.setattr(values, '_same_pairs', real)
+            written[n] = d.records()['intake'][0]
+            levels = values._index_levels(
+                threads_map(d).__getstate__()['index'])
+            assert len(levels) == (2 if n == 43 else 5)
+        finally:
+            d.close()
+    assert compared == []
+    assert written[403] == written[43] + 3, written
+
+
+def threads_map(d):
+    from ostinato.effects.channels.chat import channels_module
+    return channels_module(d.world).ns['threads']

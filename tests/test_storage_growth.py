@@ -142,3 +142,143 @@ def test_very_long_lists_and_maps_survive_the_store_everything_reload(monkeypatc
     lst2, m2 = copy.items
     assert lst2.items == list(range(2000))
     assert list(m2.d) == list(m.d) and [v.items for v in m2.d.values()] == [[i] for i in range(1000)]
+
+
+# ------------------------------------------------------- maps that grow with users
+# The channel's map of threads gets an entry for every new dialogue (issue
+# 28, item 3): adding one must cost the same among 100,000 entries as among
+# 1,000, so its store compares none of the other entries and rewrites one
+# record per level of the map's index, never an index as long as the map.
+
+def _db(tmp_path):
+    import ZODB
+    from ZODB.FileStorage import FileStorage
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    storage = FileStorage(str(tmp_path / 'map.fs'))
+    return storage, ZODB.DB(storage)
+
+
+def _last_records(storage):
+    """(class name, size) of each record the last transaction wrote."""
+    from ostinato.classcodes import record_class
+    last = None
+    for txn in storage.iterator():
+        last = [(record_class(r.data)[1], len(r.data)) for r in txn]
+    return last
+
+
+def _add_one(monkeypatch, tmp_path, n):
+    """A stored map of `n` entries gets one more (as a program's `m[k] = v`
+    does): what that commit wrote, and how many chunks its store compared."""
+    import transaction
+    from ostinato.vm import ops, values
+    from ostinato.vm.values import OMap
+    storage, db = _db(tmp_path)
+    conn = db.open()
+    m = OMap({'thread%d' % i: OList([i]) for i in range(n)})
+    conn.root()['m'] = m
+    transaction.commit()
+    compared = []
+    real = values._same_pairs
+    monkeypatch.setattr(values, '_same_pairs', lambda *a: compared.append(1) or real(*a))
+    ops.map_store(m, 'new', OList(['x']))
+    transaction.commit()
+    records = _last_records(storage)
+    conn.close()
+    conn = db.open()
+    back = conn.root()['m']
+    assert list(back.d) == ['thread%d' % i for i in range(n)] + ['new']
+    assert back.d['new'].items == ['x'] and back.d['thread7'].items == [7]
+    conn.close()
+    db.close()
+    return records, len(compared)
+
+
+@pytest.mark.parametrize('n', [1000, 100_000])
+def test_adding_an_entry_to_a_big_map_compares_none_of_the_others(monkeypatch, tmp_path, n):
+    records, compared = _add_one(monkeypatch, tmp_path, n)
+    assert compared == 0
+
+
+def test_adding_an_entry_writes_one_record_per_level_of_the_index(monkeypatch, tmp_path):
+    # Pinned: the map's record, its last chunk (the new entry and its
+    # value: an OList), and, among 100,000, the last run of chunks.
+    small, _ = _add_one(monkeypatch, tmp_path / 'a', 1000)
+    big, _ = _add_one(monkeypatch, tmp_path / 'b', 100_000)
+    assert sorted(c for c, _ in small) == ['MapChunk', 'OList', 'OMap'], small
+    assert sorted(c for c, _ in big) == ['IndexChunk', 'MapChunk', 'OList', 'OMap'], big
+    assert max(size for c, size in big if c == 'OMap') < 600, big
+
+
+def test_a_map_past_a_million_entries_keeps_every_index_record_short(monkeypatch, tmp_path):
+    """With runs of 2 (INDEX), a map of 4,000 entries has the shape of one
+    past a million: the runs of chunks are grouped in runs in turn, so no
+    record of the index (the map's own included) holds more than 2 * INDEX
+    references, and adding an entry writes one run per level."""
+    from ostinato.vm import values
+    from ostinato.vm.values import IndexChunk
+    monkeypatch.setattr(values, 'INDEX', 2)
+    records, compared = _add_one(monkeypatch, tmp_path, 4000)   # 32 chunks: 16, 8, 4 runs
+    assert compared == 0
+    assert sorted(c for c, _ in records) == ['IndexChunk'] * 3 + ['MapChunk', 'OList', 'OMap']
+    m = values.OMap({'k%d' % i: i for i in range(4000)})
+    state = m.__getstate__()
+    assert len(state['index']) == 4
+    seen, todo = 0, list(state['index'])
+    while todo:
+        run = todo.pop()
+        assert len(run.chunks) <= 2
+        seen += 1
+        todo.extend(c for c in run.chunks if type(c) is IndexChunk)
+    assert seen == 16 + 8 + 4
+
+
+def test_a_map_changed_after_an_addition_stores_every_change(tmp_path):
+    import transaction
+    from ostinato.vm import ops
+    from ostinato.vm.values import OMap
+    storage, db = _db(tmp_path)
+    conn = db.open()
+    m = OMap({'k%d' % i: i for i in range(1000)})
+    conn.root()['m'] = m
+    transaction.commit()
+    ops.map_store(m, 'new', 1)
+    m.d['k3'] = -3                    # then anything: the store compares all
+    m.changed()
+    ops.map_store(m, 'k5', None)
+    transaction.commit()
+    ops.map_store(m, 'k7', 'seven')   # an existing key: not an addition
+    ops.map_store(m, 'newer', 2)
+    transaction.commit()
+    expect = dict(m.d)
+    conn.close()
+    conn = db.open()
+    back = conn.root()['m']
+    assert list(back.d.items()) == list(expect.items())
+    assert back.d['k3'] == -3 and 'k5' not in back.d and back.d['k7'] == 'seven'
+    conn.close()
+    db.close()
+
+
+def test_a_map_stored_by_schema_10_loads_and_grows(monkeypatch):
+    """Schema 10 stored a very long map's index as one level of runs, the
+    top of it in the map's record; it loads, and its next store makes the
+    tree of today, reusing its chunks."""
+    from ostinato.vm import values
+    from ostinato.vm.values import IndexChunk, MapChunk, OMap
+    monkeypatch.setattr(values, 'INDEX', 2)
+    pairs = [('k%d' % i, i) for i in range(2000)]
+    chunks = [MapChunk(pairs[i:i + 128]) for i in range(0, 2000, 128)]
+    old = {'index': [IndexChunk(chunks[i:i + 2]) for i in range(0, len(chunks), 2)]}
+    m = OMap.__new__(OMap)
+    m.__setstate__(old)
+    assert list(m.d.items()) == pairs
+    m.d['new'] = 1
+    m.changed()
+    state = m.__getstate__()
+    assert len(state['index']) <= 4
+    copy = OMap.__new__(OMap)
+    copy.__setstate__(state)
+    assert list(copy.d.items()) == pairs + [('new', 1)]
+    flat = [c for _, held in values._index_levels(state['index'])[0] for c in held]
+    assert flat[:-1] == chunks[:-1]      # the same records: only the last one changed

@@ -208,6 +208,7 @@ def small_chunks(monkeypatch, chunk=4, index=2):
 
 
 def test_a_very_long_map_grows_by_rewriting_its_last_run_only(monkeypatch):
+    from ostinato.vm import values
     from ostinato.vm.values import IndexChunk, MapChunk
     small_chunks(monkeypatch)
     storage = MappingStorage()
@@ -216,25 +217,29 @@ def test_a_very_long_map_grows_by_rewriting_its_last_run_only(monkeypatch):
         conn = db.open()
         m = conn.root()['m'] = OMap({'k%d' % i: i for i in range(100)})
         transaction.commit()
-        runs = m.__getstate__()['index']
-        assert [len(r.chunks) for r in runs] == [2] * 12 + [1]   # 25 chunks of 4
-        assert all(type(c) is MapChunk for r in runs for c in r.chunks)
+        # 25 chunks of 4 in 13 runs, those in 7 runs, those in the 4 the
+        # map's record names (schema 11: a tree of runs, each at most INDEX).
+        levels = values._index_levels(m.__getstate__()['index'])
+        assert [[len(held) for _, held in level] for level in levels] == \
+            [[2] * 12 + [1], [2] * 6 + [1], [2, 2, 2, 1]]
+        assert all(type(c) is MapChunk for _, held in levels[0] for c in held)
         for i in range(100, 110):
             m.d['k%d' % i] = i
             m.changed()
             transaction.commit()
-        # Each commit wrote the map's record (14 references at most, not a
-        # reference to each of its 28 chunks), its last run and its last
-        # chunk, new or changed.
+        # Each commit wrote the map's record (4 references, not a reference
+        # to each of its 28 chunks), the last run of each level and its
+        # last chunk, new or changed.
         for txn in list(storage.iterator())[-10:]:
-            records = {type(conn.get(r.oid)).__name__: r.data for r in txn}
-            assert sorted(records) == ['IndexChunk', 'MapChunk', 'OMap'], sorted(records)
-            assert b'MapChunk' not in records['OMap']
-            assert records['OMap'].count(b'C\x08') <= 14
+            written = sorted((type(conn.get(r.oid)).__name__, r.data) for r in txn)
+            assert [c for c, _ in written] == ['IndexChunk'] * 3 + ['MapChunk', 'OMap'], written
+            record = written[-1][1]
+            assert b'MapChunk' not in record
+            assert record.count(b'C\x08') <= 4
         check = db.open(transaction.TransactionManager())
         loaded = check.root()['m']
         assert list(loaded.d.items()) == [('k%d' % i, i) for i in range(110)]
-        assert type(loaded._v_index[0][0]) is IndexChunk
+        assert type(loaded._v_index[0][0][0]) is IndexChunk
         check.close()
     finally:
         transaction.abort()
@@ -300,8 +305,10 @@ def test_a_very_long_maps_runs_always_hold_its_chunks_and_only_unchanged_ones_ar
                     m.d['new%d-%d' % (added, i)] = i
             state = m.__getstate__()
             runs = state['index']
-            chunks = [c for r in runs for c in r.chunks]
-            assert all(0 < len(r.chunks) <= 2 for r in runs)
+            levels = values._index_levels(runs)
+            chunks = [c for _, held in levels[0] for c in held]
+            assert 0 < len(runs) <= 4
+            assert all(0 < len(r.chunks) <= 2 for level in levels for r, _ in level)
             assert chunks == [c for c, _ in m._v_chunks]
             stored = [p for c in chunks for p in c.pairs]
             assert [k for k, _ in stored] == list(m.d)

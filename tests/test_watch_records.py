@@ -166,11 +166,12 @@ def test_a_wait_does_not_watch_the_list_its_evaluation_made(tmp_path):
         assert 'plain saw 1' in p.out.getvalue()
         assert p.waiter('plain').waiting.objs == [box, items]
         records = p.last_commit()
-    # The turn that woke and waits again writes no new list (the tail); the
-    # box and its list keep their one watch each in their own records
-    # (runtime/watches.py), so those two are written, and no watch index.
-    assert records.count('OList') == 1 and records.count('OObject') == 1, records
-    assert index_records(records) == 0, records
+    # The turn that woke and waits again writes no new list (the tail); it
+    # waits on the box and its list again, so it keeps the watch that woke
+    # it (runtime/watches.py `same`): neither the watch nor the box and the
+    # list, which hold it in their own records, are written.
+    assert 'OList' not in records and 'OObject' not in records, records
+    assert 'Watch' not in records and index_records(records) == 0, records
 
 
 def index_records(records):
@@ -507,3 +508,101 @@ check = big
 def test_a_program_rebinding_a_function_wakes_the_wait_that_calls_it(tmp_path):
     with Program(tmp_path, REBIND_IN_PROGRAM) as p:
         assert p.out.getvalue().splitlines() == ['rebinding', 'passed with 1']
+
+
+# A dialogue's wait reads the thread's last message's sender (a `val`:
+# set when the message is made, never again); the wait watches the thread
+# and its list of messages, not the message, so the turn that ends the
+# watch does not write the message again.
+VALS = '''\
+type Note:
+    val sender
+    var seen
+
+type Box:
+    var items
+
+def waiter(b):
+    got = 0
+    while true:
+        wait until b.items[-1].sender? and length(b.items) > got
+        got = length(b.items)
+        print("saw {got}")
+
+def peeker(b):
+    wait until b.items[-1].seen?
+    print("peeked")
+
+box = Box(items = [Note(sender = 'me')])
+spawn waiter(box)
+spawn peeker(box)
+'''
+
+
+def test_a_wait_that_reads_only_vals_of_an_object_does_not_watch_it(tmp_path):
+    with Program(tmp_path, VALS) as p:
+        box = p.var('box')
+        items = box.get('items')
+        note = items.items[0]
+        tasks = {t.name: t for t in p.store.world.tasks.values() if t.waiting is not None}
+        assert tasks['waiter'].waiting.objs == [box, items]
+        # A `var` of it read: watched, and a change of it wakes the reader.
+        assert any(o is note for o in tasks['peeker'].waiting.objs)
+        p.set(note, 'seen', True)
+        p.sched.run()
+        assert 'peeked' in p.out.getvalue()
+        new = ops.construct(note.type, {'sender': 'you'})
+        p.append(items, new)
+        p.sched.run()
+        assert 'saw 2' in p.out.getvalue()
+        assert tasks['waiter'].waiting.objs == [box, items]
+        records = p.last_commit()
+    # The waiter's turn: its frame, its task; not the note, and not the box,
+    # its list or the watch, which it keeps.
+    assert 'OObject' not in records and 'Watch' not in records, records
+
+
+# A wait on the same objects as the one that woke the task keeps that watch;
+# a wait on others takes a new one, and the old one leaves every index.
+SWITCH = '''\
+type Box:
+    var n = 0
+
+def waiter(a, b):
+    seen = 0
+    while true:
+        box = if seen < 2 then a else b
+        wait until box.n > seen
+        seen = box.n
+        print("saw {seen}")
+
+a = Box()
+b = Box()
+spawn waiter(a, b)
+'''
+
+
+def test_a_wait_on_the_same_objects_keeps_its_watch_and_one_on_others_drops_it(tmp_path):
+    from ostinato.runtime.world import Watch
+    with Program(tmp_path, SWITCH) as p:
+        a, b = p.var('a'), p.var('b')
+        t = next(t for t in p.store.world.tasks.values() if t.name == 'waiter')
+        first = t.waiting
+        assert watches.of(a) == (first,)
+        p.set(a, 'n', 1)
+        p.sched.run()
+        assert 'saw 1' in p.out.getvalue()
+        assert t.waiting is first and watches.of(a) == (first,)    # kept
+        p.set(a, 'n', 2)
+        p.sched.run()
+        assert 'saw 2' in p.out.getvalue()
+        second = t.waiting
+        assert type(second) is Watch and second is not first
+        assert second.objs == [b] and watches.of(b) == (second,)
+        assert watches.of(a) == ()                              # the old one left
+        p.set(a, 'n', 5)                                        # wakes nobody
+        p.sched.run()
+        assert 'saw 5' not in p.out.getvalue()
+        p.set(b, 'n', 3)
+        p.sched.run()
+        assert 'saw 3' in p.out.getvalue()

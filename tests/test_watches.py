@@ -175,3 +175,59 @@ def test_a_wait_that_missed_another_workers_change_conflicts_and_is_run_again(tm
     finally:
         transaction.abort()
         db.close()
+
+
+def test_a_kept_watch_that_missed_another_workers_change_conflicts(tmp_path):
+    """As above, for a task that waits on the same objects again and so
+    keeps the watch that woke it (runtime/watches.py `same`): its wait
+    writes no index, so it asks ZODB to check that each object is current
+    (`keep`), and worker 2's change makes worker 1's commit fail."""
+    import transaction
+    import ZODB
+    from ZODB.POSException import ConflictError
+    db = ZODB.DB(str(tmp_path / 'shared.fs'))
+    try:
+        tm1, tm2 = transaction.TransactionManager(), transaction.TransactionManager()
+        root1 = db.open(tm1).root()
+        world = root1['world'] = World()
+        box = root1['box'] = OList()
+        t = task(world, 'waiter')
+        w = sleeping_on(world, t, [box])
+        tm1.commit()
+        watches.changed(world, box, waker([]))      # it fires; t is ready
+        tm1.commit()
+        root2 = db.open(tm2).root()
+        # Worker 1: t's turn finds the box empty and waits on it again.
+        t.waiting, t.state = None, 'running'
+        assert watches.same(w, [box, box], ())
+        watches.keep(w)
+        t.waiting, t.state = w, 'waiting'
+        # Worker 2: appends to the box and commits first.
+        root2['box'].items.append('hello')
+        root2['box'].changed()
+        tm2.commit()
+        with pytest.raises(ConflictError):
+            tm1.commit()
+        tm1.abort()
+    finally:
+        transaction.abort()
+        db.close()
+
+
+def test_a_watch_is_the_same_only_on_the_same_objects_and_definitions():
+    world = World()
+    a, b = OList(), OList()
+    t = task(world, 'waiter')
+    w = sleeping_on(world, t, [a, b])
+    assert watches.same(w, [a, b, a], ())
+    assert not watches.same(w, [b, a], ())
+    assert not watches.same(w, [a], ())
+    assert not watches.same(w, [a, b], (world,))
+    # Another task began to wait on `b` since: a change of `b` wakes it
+    # after this one only if this one waits anew, at the end.
+    other = sleeping_on(world, task(world, 'other'), [b])
+    assert not watches.same(w, [a, b], ())
+    watches.drop(other)
+    assert watches.same(w, [a, b], ())
+    watches.drop(w)                      # no longer in the indexes: not kept
+    assert not watches.same(w, [a, b], ())

@@ -175,3 +175,14 @@ def _inline_front_task(world):
     # up so that an older Ostinato, which would not see a task kept in the
     # queue's record, refuses the database.
     pass
+
+
+@step(10, "a very long list's or map's index of chunks is a tree: runs of runs when the runs "
+          "are many (vm/values.py `_index`), so no record of it grows with the map")
+def _index_tree(world):
+    # Nothing to convert: an index of one level (the runs of chunks, all
+    # named in the map's record) is a tree of one level, and loads as it
+    # is; it takes more levels when it is next written, if it needs them.
+    # The version goes up so that an older Ostinato, which cannot read an
+    # index of more levels, refuses the database.
+    pass

@@ -167,6 +167,9 @@ class Scheduler:
         self.out = out if out is not None else sys.stdout
         self.err = err if err is not None else sys.stderr
         self.buffer = []
+        # The watch that woke the task whose turn runs, until its next wait
+        # keeps it or the turn ends (`turn`).
+        self.held = None
         self.reports = []         # (place in buffer, task, text) of reports waiting for their commit
         self.vm = VM(self, self.buffer)
         self.modules = Modules(self)
@@ -228,7 +231,7 @@ class Scheduler:
     def changed(self, obj):
         V.note_change(obj)      # a watched evaluation may have handed out what it made
         if getattr(obj, '_ow', None):
-            watches.changed(self.world, obj, self.make_ready)
+            watches.changed(self.world, obj, self.make_ready, self.held)
         if type(obj) is OModule:
             # Whatever changed in it (`mod.x = v`, a definition): its
             # definitions may have.
@@ -237,7 +240,7 @@ class Scheduler:
     def changed_global(self, module, old, new):
         V.note_change(module)
         if getattr(module, '_ow', None):
-            watches.changed(self.world, module, self.make_ready)
+            watches.changed(self.world, module, self.make_ready, self.held)
         if V.is_definition(old) or V.is_definition(new):
             self.definitions_changed(module)
 
@@ -686,9 +689,17 @@ class Scheduler:
         written = 0
         warned = False
         self.depths = {}
-        # The watch that woke it leaves the indexes in this turn's
-        # transaction, which its next wait mostly writes anyway (watches.changed).
-        watches.release(self.world, task)
+        # The watch that woke it stays in the indexes while the turn runs
+        # (`held`): if the task waits on the same objects again, it sleeps
+        # on that watch again, and neither it nor the indexes are written
+        # (watches.same).  Otherwise it leaves them in this turn's
+        # transaction, which the next wait mostly writes anyway.
+        held = task.waiting
+        if type(held) is Watch and held.kind == 'change' and not watches.active(held):
+            self.held = held
+        else:
+            self.held = None
+            watches.release(self.world, task)
         task.waiting = None
         task.state = 'running'
         self.current = task
@@ -698,6 +709,11 @@ class Scheduler:
                 break
             after_slice = self.txn.after_slice
             if after_slice is not None:
+                if self.held is not None:
+                    # A test mode may load the world again: the copy of the
+                    # held watch would be one nobody holds.
+                    watches.drop(self.held)
+                    self.held = None
                 self.mark_running(task)
                 after_slice(self)
                 task = self.current = self.world.tasks[tid]
@@ -730,6 +746,9 @@ class Scheduler:
         if task.crashes:
             task.crashes = 0
         self.settle(task, status)
+        if self.held is not None:         # the task waits otherwise, or no more
+            watches.drop(self.held)
+            self.held = None
         if self.grouped is not None:
             self.grouped += 1       # run_ready commits the group
         else:
@@ -834,7 +853,15 @@ class Scheduler:
             task.waiting = ('sleep', when)
             w.add_timer(when, task)
         elif kind is R.Change:
-            task.waiting = watches.register(w, task, request.objs, 'change', request.defs)
+            held, self.held = self.held, None
+            if held is not None and held.task is task and \
+                    watches.same(held, request.objs, request.defs):
+                watches.keep(held)
+                task.waiting = held
+            else:
+                if held is not None:
+                    watches.drop(held)
+                task.waiting = watches.register(w, task, request.objs, 'change', request.defs)
         elif kind is R.Token:
             watch = request.watch
             task.waiting = watch

@@ -34,6 +34,12 @@ has an id only once it enters a WatchTree, whose key it is (`_key`): most
 never do, and the counter they take it from lives in the World record,
 which a wait then does not write.
 
+A task woken by a watch that waits on the same objects again keeps that
+watch (`same`, `keep`; the scheduler holds it while the turn runs): neither
+the watch nor the indexes it is in are written.  A chat dialogue's waits
+all read its thread and the thread's messages, and a new Watch at each was
+a record per message.
+
 These functions work on the world alone: the scheduler calls them (and
 passes its `make_ready` as `wake`), and so does `db pack`'s pruning of
 ended tasks (runtime/report.py).
@@ -166,7 +172,7 @@ def register(world, task, objs, kind, defs=()):
     return watch
 
 
-def changed(world, obj, wake):
+def changed(world, obj, wake, held=None):
     """`obj` changed: every active watch on it fires -- a token is marked
     dirty -- and wake(task, keep_watch=True) is called for each task that
     sleeps on one of them, in the order the watches were made.
@@ -179,11 +185,13 @@ def changed(world, obj, wake):
     wrote the indexes of the module, the thread, its messages and the last
     reply, and the turn that answered wrote them again).  A token no task
     sleeps on is dropped at once, and so is a watch its task no longer
-    holds (left behind by a task that ended or was woken otherwise)."""
+    holds (left behind by a task that ended or was woken otherwise), but
+    `held`: the watch that woke the task whose turn runs, which its next
+    wait may keep (`same`)."""
     for w in of(obj):
         t = w.task
         if not active(w):
-            if t.waiting is not w:
+            if t.waiting is not w and w is not held:
                 drop(w)
             continue
         if w.kind == 'token':
@@ -226,6 +234,54 @@ def release(world, task):
     w = task.waiting
     if isinstance(w, Watch) and not active(w):
         drop(w)
+
+
+def same(watch, objs, defs):
+    """Whether a wait on `objs` (repeats allowed) and the definitions of
+    `defs` would watch what `watch` does, and `watch` is still the last in
+    the index of every object it watches -- where the new watch would go:
+    a change wakes the tasks in the order they began to wait (docs/
+    language.md 15.2) -- so the wait keeps it (`keep`).  A chat dialogue's
+    waits all read its thread and the thread's list of messages, which no
+    other task watches: a new watch each time was a record more per
+    message."""
+    if tuple(defs) != watch.defs:
+        return False
+    mine = watch.objs
+    n = 0
+    seen = set()
+    for o in objs:
+        if id(o) in seen:
+            continue
+        seen.add(id(o))
+        if n >= len(mine) or mine[n] is not o:
+            return False
+        n += 1
+    return n == len(mine) and all(_last(o, watch) for o in mine)
+
+
+def _last(o, watch):
+    """Whether `watch` is the last in `o`'s index."""
+    ws = getattr(o, '_ow', None)
+    if ws is watch:
+        return True
+    if ws is None or type(ws) is Watch:
+        return False
+    if type(ws) is tuple:
+        return ws[-1] is watch
+    wid = watch.id
+    return bool(wid) and len(ws) > 0 and ws.maxKey() == wid and ws[wid] is watch
+
+
+def keep(watch):
+    """`watch`'s task sleeps on it again (`same` said so), and writes none
+    of the indexes it is in: so, as `_add` does for a tree, the commit
+    must fail if another worker changed one of its objects meanwhile
+    (ConflictError: the turn runs again and sees the change)."""
+    for o in watch.objs:
+        jar = o._p_jar
+        if jar is not None and o._p_oid is not None:
+            jar.readCurrent(o)
 
 
 def unwatch(world, watch):

@@ -21,7 +21,7 @@ from persistent import Persistent
 
 from ..vm import values as V
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 
 
 class Watch(Persistent):

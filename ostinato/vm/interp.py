@@ -601,7 +601,8 @@ class VM:
                             reads[id(obj)] = obj
                         stack[-1] = obj.d.get(arg)
                     else:
-                        if reads is not None and isinstance(obj, _TRACKED):
+                        if reads is not None and isinstance(obj, _TRACKED) and \
+                                not _reads_a_val(obj, arg):
                             reads[id(obj)] = obj
                         stack[-1] = ops.get_field(obj, arg)
                 elif op == FOR_ITER:
@@ -904,7 +905,7 @@ class VM:
                     v = stack.pop()
                     k = ops.map_key(stack.pop())
                     acc = stack[-1 - arg]
-                    acc._p_changed = True
+                    acc.changed()       # not only _p_changed: OMap.added's promise ends
                     d = acc.d
                     if len(d) >= limits.MAX_ITEMS:
                         limits.check_items(len(d) + 1)
@@ -1342,6 +1343,18 @@ class VM:
 
 
 _TRACKED = (OList, OMap, OSet, OObject, OModule, Task, OQueue)
+
+
+def _reads_a_val(obj, name):
+    """Whether `obj.name` is a `val` field of an object: set when the object
+    is made and never again (ops.set_field refuses it), so a wait that
+    reads it need not watch the object for it.  A chat dialogue's wait
+    reads the last message's sender; watching that message wrote it again
+    when the watch ended (issue 28: records per message)."""
+    if type(obj) is not OObject:
+        return False
+    f = obj.type.lookup(name)
+    return f is not None and f[0] == 'val'
 
 
 _IMMUTABLE = frozenset([type(None), bool, int, float, str, tuple])

@@ -484,10 +484,15 @@ def map_store(m, k, v):
     t = type(k)
     if t is not str and t is not int:
         map_key(k)
+    d = m.d
     if v is None:
-        m.d.pop(k, None)
+        d.pop(k, None)
+    elif k not in d:
+        d[k] = v
+        m.added(k)        # its store need not compare the other entries
+        return
     else:
-        m.d[k] = v
+        d[k] = v
     m.changed()
 
 

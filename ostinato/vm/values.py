@@ -11,6 +11,7 @@ must pickle (DESIGN.md §1, rule 5).
 """
 from __future__ import annotations
 
+import itertools
 import operator
 
 from persistent import Persistent
@@ -113,7 +114,12 @@ class OstRaise(Exception):
 # runs of INDEX, each run a record of its own (IndexChunk), so that the
 # record every growth rewrites stays short too.  Without it, the channel's
 # map of threads at 100,000 threads was an index of 781 references, about
-# 11 KB written again for every new dialogue.
+# 11 KB written again for every new dialogue.  When the runs are many too
+# (more than 2 * INDEX of them: a map of over 1,048,576 entries), they are
+# grouped in runs of INDEX in turn, and so on: the index is a tree of
+# IndexChunks whose every record, the top one in the map's own record
+# included, holds at most 2 * INDEX references (schema 11), so a growth
+# rewrites one record per level, not an index as long as the map.
 
 INDEX = 64
 
@@ -124,6 +130,10 @@ def _chunked_state(obj, base_state, attr, size, cut):
     state with `attr` replaced by `cut(chunks stored before)`, or by their
     index when they are many."""
     if size <= 2 * obj.CHUNK:
+        # Chunks stored before, if any, are no longer what is stored: a
+        # store that trusts them (OMap.added) must not find them.
+        obj.__dict__.pop('_v_chunks', None)
+        obj.__dict__.pop('_v_index', None)
         return base_state()
     held = obj._v_chunks = cut(obj.__dict__.get('_v_chunks') or ())
     chunks = [c for c, _ in held]
@@ -132,30 +142,57 @@ def _chunked_state(obj, base_state, attr, size, cut):
     if len(chunks) <= 2 * INDEX:
         state['chunks'] = chunks
     else:
-        runs = obj._v_index = _index(chunks, obj.__dict__.get('_v_index') or ())
-        state['index'] = [r for r, _ in runs]
+        levels = obj._v_index = _index(chunks, obj.__dict__.get('_v_index') or ())
+        state['index'] = [r for r, _ in levels[-1]]
     return state
 
 
 def _index(chunks, old):
-    """`chunks` in runs of INDEX, as (IndexChunk, its chunks), reusing the
-    runs of `old` that hold the same chunks: a growing list or map rewrites
-    only its last run."""
-    runs = []
-    for k, i in enumerate(range(0, len(chunks), INDEX)):
-        run = chunks[i:i + INDEX]
-        prev = old[k] if k < len(old) else None
-        if prev is not None and len(prev[1]) == len(run) and all(map(operator.is_, prev[1], run)):
-            runs.append(prev)
-        else:
-            runs.append((IndexChunk(run), run))
-    return runs
+    """The tree of IndexChunks over `chunks`, as its levels from the
+    bottom, each a list of (IndexChunk, what it holds): runs of INDEX
+    chunks, then runs of INDEX of those runs while they are more than 2 *
+    INDEX.  A run of `old` (the levels stored before) that holds the same
+    objects is reused: a growing list or map rewrites only the last run of
+    each level."""
+    levels = []
+    below = chunks
+    depth = 0
+    while True:
+        prev = old[depth] if depth < len(old) else ()
+        runs = []
+        for k, i in enumerate(range(0, len(below), INDEX)):
+            run = below[i:i + INDEX]
+            p = prev[k] if k < len(prev) else None
+            if p is not None and len(p[1]) == len(run) and all(map(operator.is_, p[1], run)):
+                runs.append(p)
+            else:
+                runs.append((IndexChunk(run), run))
+        levels.append(runs)
+        if len(runs) <= 2 * INDEX:
+            return levels
+        below = [r for r, _ in runs]
+        depth += 1
+
+
+def _index_levels(top):
+    """The levels (`_index`'s form) of a stored index whose top runs are
+    `top`; the chunks are what the bottom level holds."""
+    levels = [[(run, run.chunks) for run in top]]
+    while levels[-1] and levels[-1][0][1] and type(levels[-1][0][1][0]) is IndexChunk:
+        levels.append([(run, run.chunks) for _, held in levels[-1] for run in held])
+    levels.reverse()
+    return levels
 
 
 def _set_chunked_state(obj, state, base_setstate, attr, join):
     """Load a state made by `_chunked_state`: `attr` from `join(chunks)`."""
     index = state.get('index')
-    chunks = state.get('chunks') if index is None else [c for run in index for c in run.chunks]
+    levels = None
+    if index is None:
+        chunks = state.get('chunks')
+    else:
+        levels = _index_levels(index)
+        chunks = [c for _, held in levels[0] for c in held]
     if chunks is None:
         base_setstate(state)
         return
@@ -166,13 +203,14 @@ def _set_chunked_state(obj, state, base_setstate, attr, join):
     state[attr] = contents[0]
     base_setstate(state)
     obj._v_chunks = list(zip(chunks, contents[1]))
-    if index is not None:
-        obj._v_index = [(run, run.chunks) for run in index]
+    if levels is not None:
+        obj._v_index = levels
 
 
 class IndexChunk(Persistent):
     """A stored run of a very long list's or map's chunks (ListChunk or
-    MapChunk), at most INDEX of them.  Never changed once stored."""
+    MapChunk), or of such runs (a level further up), at most INDEX of
+    them.  Never changed once stored."""
 
     def __init__(self, chunks):
         self.chunks = chunks
@@ -307,7 +345,42 @@ class OMap(Persistent):
             fresh[id(self)] = self
 
     def __getstate__(self):
-        return _chunked_state(self, super().__getstate__, 'd', len(self.d), self._chunks)
+        state = _chunked_state(self, super().__getstate__, 'd', len(self.d), self._chunks)
+        self._v_added = None
+        return state
+
+    def added(self, key):
+        """`key`, not in the map before, was just added to `d` (so it is
+        last): like `changed()`, and while the map is otherwise as last
+        stored or loaded, its next store takes the new entries at the end
+        of its chunks without comparing the others.  Comparing them all was
+        most of what a new dialogue cost among 100,000 threads (issue 28)."""
+        d = self.__dict__
+        keys = d.get('_v_added')
+        if keys is not None:
+            keys.append(key)
+        elif '_v_chunks' in d and self._p_jar is not None and not self._p_changed:
+            self._v_added = [key]
+        self._p_changed = True
+
+    def _appended(self, old):
+        """The chunks after `added()` only: `old`'s, with the added
+        entries in the last one and new ones; None when `d` is not what
+        that made of it (the full comparison of `_chunks` then decides)."""
+        keys = self.__dict__.get('_v_added')
+        if not keys or not old:
+            return None
+        d = self.d
+        if len(d) != sum(map(len, map(_value, old))) + len(keys) or \
+                list(itertools.islice(reversed(d), len(keys))) != keys[::-1]:
+            return None
+        chunks = list(old)
+        rest = [(k, d[k]) for k in keys]
+        if len(chunks[-1][1]) < self.CHUNK:
+            rest = chunks.pop()[1] + rest
+        for i in range(0, len(rest), self.CHUNK):
+            chunks.append(_map_chunk(rest[i:i + self.CHUNK]))
+        return chunks
 
     def _chunks(self, old):
         """The chunks of `d`, as (MapChunk, its pairs), reusing those of
@@ -321,6 +394,9 @@ class OMap(Persistent):
         are taken as two lists, not as a list of (key, value) pairs: a
         pair per entry is 100,000 new objects for a big map, and the
         garbage collection they set off took most of a store's time."""
+        appended = self._appended(old)
+        if appended is not None:
+            return appended
         n = self.CHUNK
         keys = list(self.d)
         values = list(self.d.values())
@@ -362,6 +438,7 @@ class OMap(Persistent):
     __hash__ = None
 
     def changed(self):
+        self._v_added = None      # anything may have changed: compare all at the store
         self._p_changed = True
 
     def __repr__(self):

@@ -43,7 +43,7 @@ def receive(sched, key, channel, thread_id, user, text, when=None):
         thread = ops.construct(ns['Thread'], {'id': thread_id, 'channel': channel,
                                               'user': user, 'messages': OList()})
         threads.d[key] = thread
-        threads.changed()
+        threads.added(key)     # its store compares none of the other threads
     messages = thread.get('messages')
     first = not messages.items
     stamp = timefmt.iso_at(timefmt.clock() if when is None else when, user.get('timezone'))
