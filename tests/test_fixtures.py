@@ -139,6 +139,45 @@ def test_the_unconfirmed_telegram_message_is_sent(version, tmp_path):
         migrated_note(version, err)
 
 
+GROUP_VERSIONS = [v for v in VERSIONS if (FIXTURES / v / 'telegram_group.fs').exists()]
+
+
+@pytest.mark.parametrize('version', GROUP_VERSIONS)
+def test_a_private_log_stays_out_of_a_group_made_before_members_had_their_own_user(
+        version, tmp_path):
+    """Ann logged soup in her private chat and rice in a group, when a group
+    member's thread held the person's User: the group's next log holds only
+    what she logs there now; her private chat keeps the rest (issue 29,
+    item 4, for databases made before the fix)."""
+    sys.path.insert(0, str(HERE))
+    from fakes.telegram import FakeTelegram
+    db = copy(version, 'telegram_group', tmp_path)
+    with FakeTelegram(first_update_id=600000001) as tg:
+        proc = subprocess.Popen([BIN, 'run', '--telegram', '--llm', 'scripted', '--db', db,
+                                 'diet.ost'],
+                                cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, env=env(TELEGRAM_BOT_TOKEN=tg.token,
+                                                   TELEGRAM_API_URL=tg.url,
+                                                   TELEGRAM_ALLOWED_USERS='42',
+                                                   TELEGRAM_GROUPS='1',
+                                                   OSTINATO_LLM_SCRIPT=str(tmp_path /
+                                                                           'group.json')))
+        logs = lambda chat: [m['text'] for m in tg.sent if m['chat_id'] == chat]
+        try:
+            tg.user_writes(42, 'tea at 5', chat_id=-100888, name='Ann')
+            wait(lambda: logs(-100888))
+            tg.user_writes(42, 'bread at 8', name='Ann')
+            wait(lambda: logs(42))
+        finally:
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=60)
+        migrated_note(version, err)
+    [group], [private] = logs(-100888), logs(42)
+    assert '(5pm) tea' in group and 'soup' not in group and 'rice' not in group, group
+    assert '(noon) soup' in private and '(7pm) rice' in private and '(8am) bread' in private, \
+        private
+
+
 def wait(pred, timeout=120):
     end = time.monotonic() + timeout
     while time.monotonic() < end:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from BTrees.OOBTree import OOBTree
 
+from ..vm.values import OList, OMap, OObject, OType
 from .world import SCHEMA_VERSION, Outbox, ReadyQueue, WatchTree
 
 # from-version -> (what the step does, function(world))
@@ -186,3 +187,49 @@ def _index_tree(world):
     # The version goes up so that an older Ostinato, which cannot read an
     # index of more levels, refuses the database.
     pass
+
+
+@step(11, "a Telegram group member's thread has a User of its own (a copy of the person's id, "
+          "name and zone), so what a skill keeps on the user of a private chat is not shown "
+          "in a group; the state already kept stays with the private chat")
+def _group_member_users(world):
+    # Made before a member's thread got a User of its own, such a thread
+    # holds the person's User, the one their private chat holds: a skill
+    # that keeps a log on it posted the private log in the group (issue 29,
+    # item 4).  A dialogue running now keeps the User it holds in its
+    # frames until it ends; the next one in the group reads the thread's.
+    channels = world.modules.get('channels')
+    people = getattr(world.services.get('telegram'), 'users', None)
+    if channels is None or people is None:
+        return
+    threads, user_type = channels.ns.get('threads'), channels.ns.get('User')
+    if type(threads) is not OMap or type(user_type) is not OType:
+        return
+    for key, thread in list(threads.d.items()):
+        member = _group_member(key)
+        if member is None or type(thread) is not OObject:
+            continue
+        person = thread.vals.get('user')
+        if person is None or person is not people.get(member):
+            continue
+        own = OObject(user_type, {f: person.vals[f] for f in ('id', 'name', 'timezone')
+                                  if person.vals.get(f) is not None})
+        thread.vals['user'] = own
+        thread.changed()
+        messages = thread.vals.get('messages')
+        for m in messages.items if type(messages) is OList else ():
+            if type(m) is OObject and m.vals.get('sender') is person:
+                m.vals['sender'] = own
+                m.changed()
+
+
+def _group_member(key):
+    """The member's Telegram id of a group member's thread key
+    ('telegram:CHAT:TOPIC:MEMBER'), else None."""
+    parts = key.split(':') if type(key) is str else ()
+    if len(parts) != 4 or parts[0] != 'telegram':
+        return None
+    try:
+        return int(parts[3])
+    except ValueError:
+        return None

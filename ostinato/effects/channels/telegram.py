@@ -144,8 +144,8 @@ def member_user(sched, key, person):
     (`add_property(User, ...)`) thus belongs to one conversation: the diet
     log of a private chat was shown in a group.  A skill that means to carry
     a user's state across conversations keys it by `user.id` itself.  A
-    group thread made before this keeps the person's User (changing what a
-    stored thread holds is a migration's work)."""
+    group thread made before this held the person's User: a migration gave
+    it one of its own (migration 11, runtime/migrations.py)."""
     ch = channels_module(sched.world)
     thread = ch.ns['threads'].d.get(key)
     user = thread.get('user') if thread is not None else None
