@@ -6,6 +6,7 @@ again, parks its task (state 'failed') instead of looping at every start."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -106,6 +107,31 @@ print("still here")
 ''', OSTINATO_MAX_DEPTH='2000')
     assert r.returncode == 0, r.stderr
     assert r.stdout == 'recursion deeper than 2000 calls\nstill here\n'
+
+
+def test_the_report_of_a_recursion_too_deep_is_not_a_line_per_call(tmp_path):
+    """An uncaught recursion error was reported with one `  at` line per
+    frame: 2,002 lines here, 50,002 at the default depth, on the operator's
+    terminal and log (and stored with the failed task).  The outermost and
+    innermost frames are shown, and how many between are not."""
+    r = run(tmp_path, """\
+def down(n):
+    return down(n + 1)
+down(0)
+""", OSTINATO_MAX_DEPTH='2000')
+    assert r.returncode == 70, r.stderr
+    lines = r.stderr.splitlines()
+    assert len(lines) < 100, len(lines)
+    assert lines[0] == 'p.ost:2:12: error: recursion deeper than 2000 calls', lines[0]
+    assert lines[1] == lines[2] == '  at p.ost:2:12 in down', lines[:3]
+    assert lines[-1] == '  at p.ost:3:1 in p', lines[-1]
+    skipped = [l for l in lines if 'frames not shown' in l]
+    assert len(skipped) == 1, r.stderr
+    shown = sum(1 for l in lines if l.startswith('  at p.ost:'))
+    # (the depth is checked between slices of the turn, so it can go past
+    # the limit by a slice's calls)
+    m = re.fullmatch(r'  at \.\.\. ([\d,]+) frames not shown \.\.\.', skipped[0])
+    assert m and shown + int(m.group(1).replace(',', '')) > 2000, (skipped, shown)
 
 
 def test_recursion_as_deep_as_programs_need_works(tmp_path):
