@@ -95,6 +95,24 @@ while true:
     assert r.returncode == 0 and ' failed' in r.stdout, r.stdout + r.stderr
 
 
+@pytest.mark.parametrize('expr', ["int('9' * 100000)", "int('-' + '7' * 100000)",
+                                  "parse_json('9' * 100000)", "parse_json('[1, ' + '8' * 100000 + ']')"])
+def test_a_number_too_large_read_from_text_is_a_catchable_error(tmp_path, expr):
+    """int() and parse_json() of digits beyond the number limit: the same
+    error as arithmetic gives, before converting (10,000,000 digits took
+    minutes of one uninterruptible call, with every other task waiting;
+    found by the issue 29 rerun)."""
+    r = run(tmp_path, 'try:\n    x = %s\n    print("built")\ncatch e:\n    print(e.message)\n'
+            % expr)
+    assert r.returncode == 0, r.stderr
+    assert 'number too large' in r.stdout and '(the limit is 262,144)' in r.stdout, r.stdout
+
+
+def test_a_number_as_large_as_allowed_is_read_from_text(tmp_path):
+    r = run(tmp_path, "x = int('9' * 78900)\nprint(length(str(x)), parse_json(str(x)) == x)\n")
+    assert (r.returncode, r.stdout) == (0, '78900 true\n'), r.stderr
+
+
 def test_recursion_too_deep_is_a_catchable_error(tmp_path):
     r = run(tmp_path, '''\
 def down(n):

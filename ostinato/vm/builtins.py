@@ -127,7 +127,7 @@ def b_int(value):
     if t is str:
         s = value.strip()
         if _INT_RE.match(s):
-            return int(s)
+            return limits.int_from_digits(s)
     raise _cannot(value, 'int')
 
 
