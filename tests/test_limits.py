@@ -33,6 +33,9 @@ def run(tmp_path, source, name='p.ost', **env):
     ('[0] * 10 ^ 9', 'collection too large: 1,000,000,000 items (the limit is 16,777,216)'),
     ('str(2 ^ 2 ^ 24)', 'number too large: 16,777,217 bits (the limit is 262,144)'),
     ('list(0..10 ^ 12)', 'collection too large: 1,000,000,000,000 items'),
+    # beyond what a Python length holds: was "internal error: OverflowError"
+    ('set(0..10 ^ 30)', 'collection too large: 1,000,000,000,000,000,000,000,000,000,000 items'),
+    ('sorted(5..10 ^ 19)', 'collection too large: 9,999,999,999,999,999,995 items'),
     ('(10 ^ 50000) * (10 ^ 50000)', 'number too large'),
 ])
 def test_values_too_large_are_catchable_errors(tmp_path, expr, message):

@@ -49,7 +49,8 @@ def _items(name, x):
         if x.stop is None:
             raise OstError(name + '() cannot use an endless span')
         r = x.range()
-        limits.check_items(len(r))
+        # not len(r): a range longer than a Python size cannot say its length
+        limits.check_items(max(0, r.stop - r.start))
         return list(r)
     raise _reject(name, x)
 
