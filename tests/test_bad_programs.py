@@ -120,6 +120,28 @@ def test_a_10_mb_line_is_a_syntax_error(tmp_path):
         assert len(r.stderr) < 2000
 
 
+def test_a_program_larger_than_any_source_is_one_line(tmp_path):
+    """A 20 MB program (more than the 16 MiB a source may be): one line
+    naming the file for every command, and for an import a catchable error
+    at the import -- it was 'internal error (please report it)' and a Python
+    traceback (found by the issue 29 rerun)."""
+    big = ('-- ' + 'x' * 77 + '\n') * 262_144      # 20 MiB of short lines
+    (tmp_path / 'big.ost').write_text(big)
+    for command in (['check'], ['dis'], ['run', '--db', 'db.fs']):
+        r = ost(*command, 'big.ost', cwd=tmp_path)
+        assert_clear(r, 2)
+        assert r.stderr == ('ostinato: big.ost is larger than a program may be (%s bytes; at '
+                            'most 16,777,216)\n' % '{:,}'.format(len(big))), r.stderr
+    (tmp_path / 'hugemod.ost').write_text(big)
+    (tmp_path / 'main.ost').write_text('try:\n    import hugemod\ncatch e:\n    print(e.message)\n'
+                                       'print("after")\n')
+    r = ost('run', '--db', 'db2.fs', 'main.ost', cwd=tmp_path)
+    assert_clear(r, 0)
+    assert r.stdout.splitlines()[-1] == 'after', r.stdout
+    assert r.stdout.startswith("cannot read module 'hugemod': larger than 16,777,216 bytes"), \
+        r.stdout
+
+
 def test_a_file_that_is_not_utf8_is_a_syntax_error_for_dis_too(tmp_path):
     (tmp_path / 'latin1.ost').write_bytes(b'x = 1\ny = "caf\xe9"\n')
     for command in ('check', 'dis'):
