@@ -142,6 +142,23 @@ def test_a_program_larger_than_any_source_is_one_line(tmp_path):
         r.stdout
 
 
+def test_a_program_of_more_than_500000_tokens_is_a_syntax_error(tmp_path):
+    """2,000,000 lines of `x = 1` (12 MB, under the source limit) took more
+    than 4 minutes and gigabytes to parse at every start, with nothing
+    said (found by the issue 29 rerun); past 500,000 tokens it is a syntax
+    error where the limit is passed.  (The largest shipped skill, meals.ost,
+    is about 15,000.)"""
+    (tmp_path / 'many.ost').write_text('x = 1\n' * 125_001)     # 4 tokens a line
+    r = ost('check', 'many.ost', cwd=tmp_path)
+    assert_clear(r, 65)
+    assert r.stderr.startswith('many.ost:125001:1: syntax error: more than 500,000 tokens '
+                               '(names, numbers, operators, line ends)'), r.stderr[:300]
+    (tmp_path / 'fits.ost').write_text('x = 1\n' * 124_990 + 'print(x)\n')
+    r = ost('run', '--db', 'db.fs', 'fits.ost', cwd=tmp_path)
+    assert_clear(r, 0)
+    assert r.stdout == '1\n'
+
+
 def test_a_file_that_is_not_utf8_is_a_syntax_error_for_dis_too(tmp_path):
     (tmp_path / 'latin1.ost').write_bytes(b'x = 1\ny = "caf\xe9"\n')
     for command in ('check', 'dis'):
