@@ -159,6 +159,27 @@ def test_a_program_of_more_than_500000_tokens_is_a_syntax_error(tmp_path):
     assert r.stdout == '1\n'
 
 
+def test_ordering_values_nested_too_deeply_is_a_clear_error(tmp_path):
+    """`<`, sorted() and max() of two lists nested 100,000 deep: a catchable
+    error that says why, not 'internal error: recursion too deep' (found by
+    the issue 29 rerun)."""
+    (tmp_path / 'deep.ost').write_text(textwrap.dedent('''\
+        a = []
+        b = []
+        for i in 0..100000:
+            a = [a]
+            b = [b]
+        for f in [<x, y: (x < y)>, <x, y: sorted([x, y])>, <x, y: max(x, y)>]:
+            try:
+                f(a, b)
+            catch e:
+                print(e.message)
+        '''))
+    r = ost('run', '--db', 'db.fs', 'deep.ost', cwd=tmp_path)
+    assert_clear(r, 0)
+    assert r.stdout == 'cannot compare values nested this deeply\n' * 3, r.stdout
+
+
 def test_a_file_that_is_not_utf8_is_a_syntax_error_for_dis_too(tmp_path):
     (tmp_path / 'latin1.ost').write_bytes(b'x = 1\ny = "caf\xe9"\n')
     for command in ('check', 'dis'):
