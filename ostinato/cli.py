@@ -71,12 +71,17 @@ def _not_a_program(path):
     it is (`/dev/zero` never ends, a pipe waits for a writer)."""
     import stat
     try:
-        mode = os.stat(path).st_mode
+        st = os.stat(path)
     except OSError:
         return 'no such file: %s' % path
+    mode = st.st_mode
     if stat.S_ISDIR(mode):
         return '%s is a folder, not a program file' % path
     if stat.S_ISREG(mode):
+        from .runtime.modules import MAX_SOURCE
+        if st.st_size > MAX_SOURCE:
+            return '%s is larger than a program may be ({:,} bytes; at most {:,})'.format(
+                st.st_size, MAX_SOURCE) % path
         return None
     what = ('a named pipe (FIFO)' if stat.S_ISFIFO(mode) else
             'a character device' if stat.S_ISCHR(mode) else

@@ -120,6 +120,66 @@ def test_a_10_mb_line_is_a_syntax_error(tmp_path):
         assert len(r.stderr) < 2000
 
 
+def test_a_program_larger_than_any_source_is_one_line(tmp_path):
+    """A 20 MB program (more than the 16 MiB a source may be): one line
+    naming the file for every command, and for an import a catchable error
+    at the import -- it was 'internal error (please report it)' and a Python
+    traceback (found by the issue 29 rerun)."""
+    big = ('-- ' + 'x' * 77 + '\n') * 262_144      # 20 MiB of short lines
+    (tmp_path / 'big.ost').write_text(big)
+    for command in (['check'], ['dis'], ['run', '--db', 'db.fs']):
+        r = ost(*command, 'big.ost', cwd=tmp_path)
+        assert_clear(r, 2)
+        assert r.stderr == ('ostinato: big.ost is larger than a program may be (%s bytes; at '
+                            'most 16,777,216)\n' % '{:,}'.format(len(big))), r.stderr
+    (tmp_path / 'hugemod.ost').write_text(big)
+    (tmp_path / 'main.ost').write_text('try:\n    import hugemod\ncatch e:\n    print(e.message)\n'
+                                       'print("after")\n')
+    r = ost('run', '--db', 'db2.fs', 'main.ost', cwd=tmp_path)
+    assert_clear(r, 0)
+    assert r.stdout.splitlines()[-1] == 'after', r.stdout
+    assert r.stdout.startswith("cannot read module 'hugemod': larger than 16,777,216 bytes"), \
+        r.stdout
+
+
+def test_a_program_of_more_than_500000_tokens_is_a_syntax_error(tmp_path):
+    """2,000,000 lines of `x = 1` (12 MB, under the source limit) took more
+    than 4 minutes and gigabytes to parse at every start, with nothing
+    said (found by the issue 29 rerun); past 500,000 tokens it is a syntax
+    error where the limit is passed.  (The largest shipped skill, meals.ost,
+    is about 15,000.)"""
+    (tmp_path / 'many.ost').write_text('x = 1\n' * 125_001)     # 4 tokens a line
+    r = ost('check', 'many.ost', cwd=tmp_path)
+    assert_clear(r, 65)
+    assert r.stderr.startswith('many.ost:125001:1: syntax error: more than 500,000 tokens '
+                               '(names, numbers, operators, line ends)'), r.stderr[:300]
+    (tmp_path / 'fits.ost').write_text('x = 1\n' * 124_990 + 'print(x)\n')
+    r = ost('run', '--db', 'db.fs', 'fits.ost', cwd=tmp_path)
+    assert_clear(r, 0)
+    assert r.stdout == '1\n'
+
+
+def test_ordering_values_nested_too_deeply_is_a_clear_error(tmp_path):
+    """`<`, sorted() and max() of two lists nested 100,000 deep: a catchable
+    error that says why, not 'internal error: recursion too deep' (found by
+    the issue 29 rerun)."""
+    (tmp_path / 'deep.ost').write_text(textwrap.dedent('''\
+        a = []
+        b = []
+        for i in 0..100000:
+            a = [a]
+            b = [b]
+        for f in [<x, y: (x < y)>, <x, y: sorted([x, y])>, <x, y: max(x, y)>]:
+            try:
+                f(a, b)
+            catch e:
+                print(e.message)
+        '''))
+    r = ost('run', '--db', 'db.fs', 'deep.ost', cwd=tmp_path)
+    assert_clear(r, 0)
+    assert r.stdout == 'cannot compare values nested this deeply\n' * 3, r.stdout
+
+
 def test_a_file_that_is_not_utf8_is_a_syntax_error_for_dis_too(tmp_path):
     (tmp_path / 'latin1.ost').write_bytes(b'x = 1\ny = "caf\xe9"\n')
     for command in ('check', 'dis'):

@@ -232,6 +232,42 @@ def test_an_uncommitted_transaction_left_by_a_crash_is_no_damage(tmp_path):
     assert continued(r.stdout)[0] == 21, r.stdout
 
 
+KILLED_BEFORE_THE_FIRST_COMMIT = """\
+import os, sys
+from ostinato.runtime.store import open_storage
+open_storage(sys.argv[1])
+os.kill(os.getpid(), 9)
+"""
+
+
+def test_a_new_database_killed_before_its_first_commit_is_no_damage(tmp_path):
+    """A kill -9 of the first start between the database's creation and its
+    first commit left a record of commits ending at offset 4 (the empty
+    file every database begins as) with no transaction, and every later
+    start refused the file as 'replaced or rewritten': a start that could
+    not go on until the operator accepted a cut of nothing (found by
+    killing `ostinato run` the moment its new file appeared: 8 of 10)."""
+    (tmp_path / 'steps.ost').write_text(STEPS)
+    db = tmp_path / 'db.fs'
+    r = subprocess.run([sys.executable, '-c', KILLED_BEFORE_THE_FIRST_COMMIT, str(db)],
+                       cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=TIMEOUT)
+    assert r.returncode == -signal.SIGKILL, r.stderr
+    assert os.path.getsize(db) == 4
+    r = ost('run', '--db', db, 'steps.ost', cwd=tmp_path)
+    no_traceback(r)
+    assert r.returncode == 0 and r.stderr == '', r.stderr
+    assert r.stdout.splitlines()[-1] == DONE, r.stdout
+
+
+def test_a_new_database_closed_before_its_first_commit_opens_again(tmp_path):
+    from ostinato.runtime.filestore import CheckedFileStorage
+    db = str(tmp_path / 'db.fs')
+    CheckedFileStorage(db).close()
+    storage = CheckedFileStorage(db)
+    assert storage.end_report is None and storage.notes == []
+    storage.close()
+
+
 def test_serve_refuses_a_file_cut_short_too(tmp_path):
     until_step_20(tmp_path, signal.SIGTERM)
     db = tmp_path / 'db.fs'

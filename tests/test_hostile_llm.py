@@ -73,6 +73,7 @@ HOSTILE_REPLIES = {
     'binary junk': '\x00\x01\x02{\x7f',
     'an unclosed object': '{"n": [1, 2',
     'a lone surrogate key': '{"\\ud800": 1e400}',
+    'an integer beyond the number limit': '{"n": ' + '9' * 100_000 + '}',
 }
 
 

@@ -385,3 +385,33 @@ def test_a_private_diet_log_is_never_posted_in_a_group(tg, tmp_path):
     assert len(private) == 1 and '(noon) soup' in private[0], texts(tg)
     assert len(group) == 1 and '(7pm) rice' in group[0], group
     assert 'soup' not in group[0], group
+
+
+@pytest.mark.parametrize('change', ['timezone', 'name'])
+def test_a_member_whose_zone_or_name_changed_is_answered_in_a_group(tg, tmp_path, change):
+    """TELEGRAM_GROUPS=1: Ann sets her zone in the private chat (as the
+    README tells every user to), or renames herself, then writes in a group.
+    Her group conversation's User takes the new zone or name -- and that
+    update was skipped ('World' object has no attribute 'watches', a name
+    schema 7 removed), at every message of hers there: she was never
+    answered in the group (found by the issue 29 rerun)."""
+    from pathlib import Path
+    notes = Path(__file__).resolve().parent / 'telegram' / 'notes.ost'
+    bot = Bot(tg, tmp_path, command='serve', allowed='42', program=notes,
+              TELEGRAM_GROUPS='1').start()
+    try:
+        if change == 'timezone':
+            tg.user_writes(ANN, '/timezone Europe/Berlin', name='Ann')
+            wait_until(lambda: any('Europe/Berlin' in t for t in texts(tg)), 'the zone', bot)
+        else:
+            tg.user_writes(ANN, 'hello all', chat_id=-100888, name='Ann')
+            wait_until(lambda: texts(tg, chat=-100888), 'the first group answer', bot)
+            tg.user_writes(ANN, 'private', name='Ann Lee')
+            wait_until(lambda: texts(tg), 'the private answer', bot)
+        tg.user_writes(ANN, 'later words', chat_id=-100888, name='Ann Lee')
+        wait_until(lambda: any('later words' in t for t in texts(tg, chat=-100888)),
+                   'the group answer', bot, timeout=120)
+    finally:
+        assert bot.stop(signal.SIGTERM) == 0
+    assert 'could not be taken' not in bot.stderr(), bot.stderr()
+    assert texts(tg, chat=-100888)[-1].startswith('Ann Lee (42): '), texts(tg, chat=-100888)

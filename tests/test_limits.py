@@ -6,6 +6,7 @@ again, parks its task (state 'failed') instead of looping at every start."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -32,6 +33,9 @@ def run(tmp_path, source, name='p.ost', **env):
     ('[0] * 10 ^ 9', 'collection too large: 1,000,000,000 items (the limit is 16,777,216)'),
     ('str(2 ^ 2 ^ 24)', 'number too large: 16,777,217 bits (the limit is 262,144)'),
     ('list(0..10 ^ 12)', 'collection too large: 1,000,000,000,000 items'),
+    # beyond what a Python length holds: was "internal error: OverflowError"
+    ('set(0..10 ^ 30)', 'collection too large: 1,000,000,000,000,000,000,000,000,000,000 items'),
+    ('sorted(5..10 ^ 19)', 'collection too large: 9,999,999,999,999,999,995 items'),
     ('(10 ^ 50000) * (10 ^ 50000)', 'number too large'),
 ])
 def test_values_too_large_are_catchable_errors(tmp_path, expr, message):
@@ -94,6 +98,24 @@ while true:
     assert r.returncode == 0 and ' failed' in r.stdout, r.stdout + r.stderr
 
 
+@pytest.mark.parametrize('expr', ["int('9' * 100000)", "int('-' + '7' * 100000)",
+                                  "parse_json('9' * 100000)", "parse_json('[1, ' + '8' * 100000 + ']')"])
+def test_a_number_too_large_read_from_text_is_a_catchable_error(tmp_path, expr):
+    """int() and parse_json() of digits beyond the number limit: the same
+    error as arithmetic gives, before converting (10,000,000 digits took
+    minutes of one uninterruptible call, with every other task waiting;
+    found by the issue 29 rerun)."""
+    r = run(tmp_path, 'try:\n    x = %s\n    print("built")\ncatch e:\n    print(e.message)\n'
+            % expr)
+    assert r.returncode == 0, r.stderr
+    assert 'number too large' in r.stdout and '(the limit is 262,144)' in r.stdout, r.stdout
+
+
+def test_a_number_as_large_as_allowed_is_read_from_text(tmp_path):
+    r = run(tmp_path, "x = int('9' * 78900)\nprint(length(str(x)), parse_json(str(x)) == x)\n")
+    assert (r.returncode, r.stdout) == (0, '78900 true\n'), r.stderr
+
+
 def test_recursion_too_deep_is_a_catchable_error(tmp_path):
     r = run(tmp_path, '''\
 def down(n):
@@ -106,6 +128,31 @@ print("still here")
 ''', OSTINATO_MAX_DEPTH='2000')
     assert r.returncode == 0, r.stderr
     assert r.stdout == 'recursion deeper than 2000 calls\nstill here\n'
+
+
+def test_the_report_of_a_recursion_too_deep_is_not_a_line_per_call(tmp_path):
+    """An uncaught recursion error was reported with one `  at` line per
+    frame: 2,002 lines here, 50,002 at the default depth, on the operator's
+    terminal and log (and stored with the failed task).  The outermost and
+    innermost frames are shown, and how many between are not."""
+    r = run(tmp_path, """\
+def down(n):
+    return down(n + 1)
+down(0)
+""", OSTINATO_MAX_DEPTH='2000')
+    assert r.returncode == 70, r.stderr
+    lines = r.stderr.splitlines()
+    assert len(lines) < 100, len(lines)
+    assert lines[0] == 'p.ost:2:12: error: recursion deeper than 2000 calls', lines[0]
+    assert lines[1] == lines[2] == '  at p.ost:2:12 in down', lines[:3]
+    assert lines[-1] == '  at p.ost:3:1 in p', lines[-1]
+    skipped = [l for l in lines if 'frames not shown' in l]
+    assert len(skipped) == 1, r.stderr
+    shown = sum(1 for l in lines if l.startswith('  at p.ost:'))
+    # (the depth is checked between slices of the turn, so it can go past
+    # the limit by a slice's calls)
+    m = re.fullmatch(r'  at \.\.\. ([\d,]+) frames not shown \.\.\.', skipped[0])
+    assert m and shown + int(m.group(1).replace(',', '')) > 2000, (skipped, shown)
 
 
 def test_recursion_as_deep_as_programs_need_works(tmp_path):

@@ -221,6 +221,17 @@ def check_own_file(path, whose, held):
                          'of it is in there' % (path, kind, whose, held))
 
 
+def _refuse_if_link(e, path):
+    """The open of `path` met a symlink (planted after preflight looked):
+    refused as preflight refuses one."""
+    import errno
+    if isinstance(e, OSError) and e.errno == errno.ELOOP and os.path.islink(path):
+        for ext, held in COMPANIONS:
+            if path.endswith(ext):
+                check_own_file(path, 'a file of the database %s' % path[:-len(ext)], held)
+        check_own_file(path, 'a file Ostinato writes', 'nothing')
+
+
 def _not_regular(path):
     """What the existing `path` is when it is no regular file (following
     symlinks), in words; None for a regular file or nothing."""
@@ -247,7 +258,7 @@ def index_end(path):
         def find_class(self, module, name):
             raise pickle.UnpicklingError('no classes here')
     try:
-        with open(path + '.index', 'rb') as f:
+        with open(path + '.index', 'rb', opener=_nofollow) as f:
             pos = Plain(f).load()
     except Exception:
         return None
@@ -260,7 +271,7 @@ def file_crc(path):
     """(size, CRC-32) of a file, or None if it cannot be read."""
     crc, size = 0, 0
     try:
-        with open(path, 'rb') as f:
+        with open(path, 'rb', opener=_nofollow) as f:
             while True:
                 chunk = f.read(1 << 20)
                 if not chunk:
@@ -318,14 +329,16 @@ class Commits:
             try:
                 self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o600)
             except OSError as e:
+                _refuse_if_link(e, self.path)
                 self.failed = e.strerror or str(e)
 
     def _read(self):
         size = self.SLOT.size
         try:
-            with open(self.path, 'rb') as f:
+            with open(self.path, 'rb', opener=_nofollow) as f:
                 data = f.read(size * (self.RING + 1))
-        except OSError:
+        except OSError as e:
+            _refuse_if_link(e, self.path)
             return
         if len(data) >= self.HEAD.size and data[:4] == self.HEAD_MAGIC:
             magic, isize, icrc, ftid, fend, crc = self.HEAD.unpack_from(data)
@@ -434,8 +447,52 @@ class Commits:
 
 
 # O_NOFOLLOW where the system has it: a companion file is never reached
-# through a symlink (runtime/store.py refuses one before the open).
+# through a symlink.  preflight refuses one in words before the open; the
+# flag closes the window between that look and the open itself.
 _NOFOLLOW = getattr(os, 'O_NOFOLLOW', 0)
+
+
+def _nofollow(path, flags):
+    return os.open(path, flags | _NOFOLLOW, 0o666)
+
+
+# ZODB and zc.lockfile open a database's companions by name with the
+# built-in open(), which follows a symlink: .lock and .tmp when the storage
+# opens, .index when it reads it and (through .index.index_tmp) at every
+# close, .pack in a pack, .trN in an accepted cut -- all after preflight
+# looked, some long after.  Their modules' open() is this one, which adds
+# O_NOFOLLOW for the companions of a database a CheckedFileStorage opened
+# (the database file itself may be a link the operator made; any other file
+# they open is left as it was).  A link planted at any time is then an
+# error at the open (ELOOP), never a write to its target.
+_GUARDED: set = set()
+_COMPANION_EXTS = ('.index', '.index.index_tmp', '.tmp', '.lock', '.pack', '.commits')
+
+
+def _is_companion(name):
+    if not isinstance(name, str):
+        return False
+    for ext in _COMPANION_EXTS:
+        if name.endswith(ext) and name[:-len(ext)] in _GUARDED:
+            return True
+    base, dot, n = name.rpartition('.tr')
+    return bool(dot) and n.isdigit() and base in _GUARDED
+
+
+def _open(file, mode='r', *args, **kw):
+    if not args and 'opener' not in kw and _is_companion(file):
+        kw['opener'] = _nofollow
+    return open(file, mode, *args, **kw)
+
+
+def _guard_zodb_opens():
+    import importlib
+    for name in ('ZODB.FileStorage.FileStorage', 'ZODB.FileStorage.fspack', 'ZODB.fsIndex',
+                 'zc.lockfile'):
+        importlib.import_module(name).open = _open     # type: ignore[attr-defined]
+
+
+_guard_zodb_opens()
 
 
 def first_transaction(f):
@@ -517,6 +574,7 @@ class CheckedFileStorage(FileStorage):
 
     def __init__(self, file_name, read_only=False, damage='refuse', **kw):
         self._damage = damage
+        _GUARDED.update((file_name, os.path.abspath(file_name)))
         self._commits = Commits(file_name, writable=not read_only)
         # No file: a new database, and a record beside it is of one deleted.
         self._new = not os.path.exists(file_name)
@@ -524,6 +582,11 @@ class CheckedFileStorage(FileStorage):
         self.notes = []         # what the opener should tell the operator
         try:
             super().__init__(file_name, read_only=read_only, **kw)
+        except OSError as e:
+            self._close_all()
+            for ext, _ in COMPANIONS:
+                _refuse_if_link(e, file_name + ext)
+            raise
         except BaseException:
             self._close_all()
             raise
@@ -550,6 +613,14 @@ class CheckedFileStorage(FileStorage):
     # opened for writing, it would cut at the first bad one, wherever that is:
     # the place to look first.
     def _restore_index(self):
+        # ZODB reads the index without following a link (_open), and on any
+        # error rebuilds it; one planted since preflight is refused as there.
+        try:
+            check_own_file(self.__name__ + '.index', 'a file of the database %s'
+                           % self.__name__, dict(COMPANIONS)['.index'])
+        except StoreError:
+            self._close_all()
+            raise
         if self._new and self._commits.entries:
             self._commits.disown()
         self._commits.about(self._file)         # of this database, or of another?
@@ -570,27 +641,24 @@ class CheckedFileStorage(FileStorage):
                 self._close_all()
                 raise DamagedDatabase(report.message(), report)
             if self._damage == 'accept' and report.good_end < report.size:
-                from ZODB.FileStorage.FileStorage import _truncate
-                # ZODB's own repair: the bytes after the last good transaction
-                # go to the first free PATH.trN and the file is cut there.
-                # ZODB opens the first PATH.trN that does not exist, following
-                # a dangling symlink there: none is let through.
-                n = 0
-                while os.path.lexists('%s.tr%d' % (self.__name__, n)):
-                    try:
-                        check_own_file('%s.tr%d' % (self.__name__, n),
-                                       'a file of the database %s' % self.__name__,
-                                       'what an accepted damage cut off its end')
-                    except StoreError:
-                        self._close_all()
-                        raise
-                    n += 1
-                report.kept_in = '%s.tr%d' % (self.__name__, n)
-                _truncate(self._file, self.__name__, report.good_end)
+                try:
+                    report.kept_in = _cut(self._file, self.__name__, report.good_end)
+                except StoreError:
+                    self._close_all()
+                    raise
         return restored
 
     def _save_index(self):
-        super()._save_index()
+        try:
+            super()._save_index()
+        except OSError as e:
+            import errno
+            if e.errno != errno.ELOOP:
+                raise
+            # A link planted at PATH.index.index_tmp since the open: the index
+            # is not saved (ZODB rebuilds it), and the next open refuses the
+            # link in words.
+            return
         if not self._is_read_only:
             self._commits.seal_index(self.__name__ + '.index')
 
@@ -705,6 +773,37 @@ class CheckedFileStorage(FileStorage):
             self._commits.close()
 
 
+def _cut(f, path, at):
+    """ZODB's repair of a damaged end, as its FileStorage._truncate does it:
+    the bytes after `at` go to the first free PATH.trN and the file is cut
+    there; the name kept in.  Made here because ZODB opens that PATH.trN by
+    name, following a symlink planted there: here it is created exclusively
+    (O_EXCL, which never follows a link), and an existing link or non-file
+    at a name is refused in words."""
+    n = 0
+    while True:
+        name = '%s.tr%d' % (path, n)
+        try:
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
+            break
+        except FileExistsError:
+            check_own_file(name, 'a file of the database %s' % path,
+                           'what an accepted damage cut off its end')
+            n += 1
+    with os.fdopen(fd, 'wb') as out:
+        f.seek(at)
+        while True:
+            chunk = f.read(1 << 20)
+            if not chunk:
+                break
+            out.write(chunk)
+        out.flush()
+        os.fsync(out.fileno())
+    f.seek(at)
+    f.truncate()
+    return name
+
+
 def _committed_tid_ending_at(f, end):
     """The id of the committed transaction that ends exactly at `end`, or
     None: its redundant length (the 8 bytes before `end`) leads back to a
@@ -811,7 +910,9 @@ def _compare(f, report, ring, iend):
             report.lost = len(lost)
             # Exact only when the ring reaches back to the good end.
             report.lost_more = len(lost) == len(ring) and len(ring) >= Commits.RING - 1
-        elif _committed_tid_ending_at(f, end) != tid:
+        elif (end, tid) != (4, z64) and _committed_tid_ending_at(f, end) != tid:
+            # (4, no transaction): the empty file every database begins as,
+            # noted at its first open; held by any database file.
             report.damaged = report.damaged or (
                 'it does not hold the transaction of %s that %s.commits records at '
                 'offset %s: it was replaced or rewritten since it was last used here'

@@ -518,6 +518,13 @@ class Scanner:
 
 # ------------------------------------------------------------ Lark plumbing
 
+# Parsing costs time and memory by the token (about 50 s and 500 MB a
+# million on a busy two-core machine), all of it in one step that nothing
+# interrupts, at every start that reads the file: a source within the size
+# limit (16 MiB) could hold millions.  Real programs stay far below.
+MAX_TOKENS = 500_000
+
+
 class TokenFeed:
     """What `parse` hands to Lark as the text: an iterator of finished tokens,
     remembering the ones already read so a syntax error can be explained."""
@@ -528,8 +535,14 @@ class TokenFeed:
 
     def __iter__(self):
         record = self.history.append
+        history = self.history
         for tok in self._tokens:
             record(tok)
+            if len(history) > MAX_TOKENS:
+                raise SyntaxProblem('more than {:,} tokens (names, numbers, operators, line '
+                                    'ends): split the program into modules, or read long '
+                                    'data from a file'.format(MAX_TOKENS),
+                                    tok.line or 1, tok.column or 1)
             yield tok
 
 

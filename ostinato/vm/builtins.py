@@ -49,7 +49,8 @@ def _items(name, x):
         if x.stop is None:
             raise OstError(name + '() cannot use an endless span')
         r = x.range()
-        limits.check_items(len(r))
+        # not len(r): a range longer than a Python size cannot say its length
+        limits.check_items(max(0, r.stop - r.start))
         return list(r)
     raise _reject(name, x)
 
@@ -127,7 +128,7 @@ def b_int(value):
     if t is str:
         s = value.strip()
         if _INT_RE.match(s):
-            return int(s)
+            return limits.int_from_digits(s)
     raise _cannot(value, 'int')
 
 

@@ -176,6 +176,23 @@ def _materialize(callers, stack, locs):
     return top
 
 
+
+# An uncaught error's report has a line per frame; a recursion too deep has
+# 50,000 of them, on the operator's terminal and log and stored with the
+# task.  The outermost and innermost frames say where it began and where it
+# broke; those between are counted.
+REPORT_FRAMES = 20
+
+
+def fold_frames(tb):
+    """The report lines of `tb` (innermost first), at most REPORT_FRAMES at
+    each end and one line counting those left out."""
+    if len(tb) <= 2 * REPORT_FRAMES + 1:
+        return tb
+    return (tb[:REPORT_FRAMES]
+            + ['... {:,} frames not shown ...'.format(len(tb) - 2 * REPORT_FRAMES)]
+            + tb[-REPORT_FRAMES:])
+
 class VM:
     """Runs tasks.  `out` receives printed text (the runtime delivers it after
     the commit that covers it)."""
@@ -317,7 +334,7 @@ class VM:
             if caller is None:
                 task.frame = frame
                 task.error = value
-                task.traceback = tb
+                task.traceback = fold_frames(tb)
                 task.done = True
                 task.state = 'failed'
                 return 'failed'

@@ -43,3 +43,21 @@ def check_items(n):
 def check_int_bits(bits):
     if bits > MAX_INT_BITS:
         raise too_large('number', bits, MAX_INT_BITS, 'bits')
+
+
+# log2(10): a number of d significant decimal digits has at least
+# (d - 1) * log2(10) + 1 bits.
+_BITS_PER_DIGIT = 3.321928094887362
+
+
+def int_from_digits(text):
+    """The int that `text` (an optional sign and decimal digits) writes,
+    checked against MAX_INT_BITS before it is converted: Python's conversion
+    of a decimal string is quadratic (10,000,000 digits take minutes, in one
+    call no turn limit can stop)."""
+    digits = len(text.lstrip('+-').lstrip('0'))
+    if digits and int((digits - 1) * _BITS_PER_DIGIT) + 1 > MAX_INT_BITS:
+        raise too_large('number', int((digits - 1) * _BITS_PER_DIGIT) + 1, MAX_INT_BITS, 'bits')
+    n = int(text)
+    check_int_bits(n.bit_length())
+    return n

@@ -209,6 +209,14 @@ _PYCMP = {'<': operator.lt, '<=': operator.le, '>': operator.gt, '>=': operator.
 
 def compare(op, a, b):
     """`a op b` for '<', '<=', '>', '>=' (§7); the result is a bool."""
+    try:
+        return _compare(op, a, b)
+    except RecursionError:
+        # Lists inside lists, as deep as Python's stack: walked recursively.
+        raise OstError('cannot compare values nested this deeply') from None
+
+
+def _compare(op, a, b):
     ta = type(a)
     tb = type(b)
     if ((ta is int or ta is float) and (tb is int or tb is float)) or (ta is str and tb is str):
@@ -222,7 +230,7 @@ def compare(op, a, b):
             p = x[i]
             q = y[i]
             if not equal(p, q):
-                return compare(op, p, q)
+                return _compare(op, p, q)
         return _PYCMP[op](len(x), len(y))
     raise OstError('cannot compare %s and %s' % (kind(a), kind(b)))
 

@@ -531,7 +531,15 @@ def _json_constant(name):
     raise ValueError('invalid value ' + name)
 
 
-_DECODER = _json.JSONDecoder(object_pairs_hook=_json_object, parse_constant=_json_constant)
+def _json_int(text):
+    try:
+        return limits.int_from_digits(text)
+    except OstError as e:
+        raise ValueError(e.message) from None
+
+
+_DECODER = _json.JSONDecoder(object_pairs_hook=_json_object, parse_constant=_json_constant,
+                             parse_int=_json_int)
 
 
 def parse_json(text):

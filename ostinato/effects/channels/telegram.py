@@ -159,7 +159,7 @@ def member_user(sched, key, person):
         if v is not None and user.get(field) != v:
             ops.set_field(user, field, v)
             changed = True
-    if changed and sched.world.watches:
+    if changed and sched.world.watching:
         sched.changed(user)
     return user
 

@@ -162,6 +162,15 @@ def _reject_constant(name: str):
     raise ValueError('%s is not allowed in JSON' % name)
 
 
+def _bounded_int(text: str) -> int:
+    from ...vm import limits
+    from ...vm.values import OstError
+    try:
+        return limits.int_from_digits(text)
+    except OstError:
+        raise ValueError('the number %s is too large' % _short(text)) from None
+
+
 def _finite(text: str) -> float:
     value = float(text)
     if value in (float('inf'), float('-inf')):
@@ -205,7 +214,7 @@ def check_reply(raw: str, schema: Optional[dict]) -> Tuple[Optional[dict], Optio
         # strict=False: a raw line break inside a string is taken as one;
         # llama-cpp-python's schema grammars (and so its server) allow them.
         value = json.loads(text, parse_constant=_reject_constant, parse_float=_finite,
-                           strict=False)
+                           parse_int=_bounded_int, strict=False)
     except ValueError as e:
         return None, 'was not valid JSON: %s' % _short(str(e))
     except RecursionError:
