@@ -56,24 +56,26 @@ def parts(tmp_path, text, picked):
     return run_ost(tmp_path, f"""
         from core_skills import parts_of
         for pair in parts_of({text!r}, {picked!r}):
-            print(pair[0] + ' | ' + pair[1])
+            print(pair[0] + ' | ' + pair[1] + ' | ' + pair[2])
         """)
 
 
 def test_picks_in_one_part_are_one_thing(tmp_path):
     assert parts(tmp_path, '3 sets of 10 pushups at lunch', ['3 sets of 10', 'pushups']) == [
-        '3 sets of 10 pushups | 3 sets of 10 pushups at lunch']
+        '3 sets of 10 pushups | 3 sets of 10 pushups at lunch | 3 sets of 10 pushups at lunch']
     assert parts(tmp_path, 'went on a hike this morning around 9 with my sister and the dogs',
                  ['hike', 'sister and the dogs']) == [
-        'hike with my sister | went on a hike this morning around 9 with my sister, the dogs']
+        'hike with my sister | went on a hike this morning around 9 with my sister, the dogs'
+        ' | went on a hike this morning around 9 with my sister']
 
 
 def test_things_in_parts_of_their_own_stay_apart_in_the_order_of_the_text(tmp_path):
     assert parts(tmp_path, 'walked the dog for 20 min at 8 and did 45 min yoga at noon',
                  ['yoga', 'walked the dog']) == [
-        'walked the dog | walked the dog for 20 min at 8', 'yoga | did 45 min yoga at noon']
+        'walked the dog | walked the dog for 20 min at 8 | walked the dog for 20 min at 8',
+        'yoga | did 45 min yoga at noon | did 45 min yoga at noon']
     assert parts(tmp_path, 'yoga and pilates at 7', ['yoga', 'pilates']) == [
-        'yoga | yoga pilates at 7', 'pilates | pilates at 7']
+        'yoga | yoga pilates at 7 | yoga', 'pilates | pilates at 7 | pilates at 7']
 
 
 def test_a_whole_day_is_no_time_of_day(tmp_path):
@@ -94,3 +96,14 @@ def test_a_time_within_another_one_named_refines_it(tmp_path):
         print(time_in('this morning, or was it 2pm', {NOW!r}))
         """)
     assert got == ['2025-03-14T07:00:00-04:00', 'none']
+
+
+def test_a_thing_the_model_picked_alone_has_its_own_part_too(tmp_path):
+    # Gemma picked "swam" alone: its part up to the next pick holds both
+    # times; its own part holds its own.
+    assert parts(tmp_path, 'swam for 45 min at 7, then 20 minutes of stretching at noon', ['swam']) == [
+        'swam | swam for 45 min at 7, 20 minutes of stretching at noon | swam for 45 min at 7']
+
+
+def test_words_of_a_movement_stay_whole(tmp_path):
+    assert offered(tmp_path, '3 sets of push ups') == ['sets', 'sets of push', 'sets of push ups', 'push', 'push ups', 'ups']
