@@ -42,6 +42,8 @@ def test_a_skills_own_time_words_are_not_offered_as_things(tmp_path):
 def test_numbers_and_emoji_alone_begin_and_end_no_phrase(tmp_path):
     assert offered(tmp_path, 'ran a 5k in 28 min this morning at 6:30 🏃‍♀️') == ['ran', 'ran a 5k', '5k']
     assert offered(tmp_path, 'got a workout in 💪') == ['workout']
+    # Times Duckling does not read are no things either.
+    assert offered(tmp_path, 'did some exercise earlier') == ['exercise']
     assert offered(tmp_path, '3 sets of 10 pushups') == ['sets', 'sets of 10 pushups', 'pushups']
 
 
@@ -107,3 +109,15 @@ def test_a_thing_the_model_picked_alone_has_its_own_part_too(tmp_path):
 
 def test_words_of_a_movement_stay_whole(tmp_path):
     assert offered(tmp_path, '3 sets of push ups') == ['sets', 'sets of push', 'sets of push ups', 'push', 'push ups', 'ups']
+
+
+def test_a_duration_that_reads_as_a_distance_too_gives_way_to_another(tmp_path):
+    # Duckling reads "5000m" as 5000 minutes and as 5000 metres.
+    got = run_ost(tmp_path, """
+        from core_skills import duration_in
+        for text in ['rowed 5000m, took 22 minutes', 'swam 800m in 20 min', 'did 30m of yoga',
+                     'ran a 5k in 28 min', 'an hour ago']:
+            d = duration_in(text)
+            print(if d? then d.seconds / 60 else 'none')
+        """)
+    assert got == ['22', '20', '30', '28', 'none']
