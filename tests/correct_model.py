@@ -811,7 +811,9 @@ def exercise_script():
                 ['swam', 'stretching'])
     e += logged('fa', 'just finished a 40 min bike ride', ['bike ride'])
     e += logged('gu', 'I did an hour of tennis an hour ago', ['tennis'])
+    # 'gym' alone is too general to log: the skill asks what was done.
     e += logged('hu', 'gym after work yesterday... no wait, today! about 50 minutes', ['gym'])
+    e += [{'match': r'Text: "50 minutes at the gym"', 'reply': {'phrases': ['gym']}}]
     e += logged('io', 'did some pilates for half an hour', ['pilates'])
     e += logged('jo', 'went climbing', ['climbing'])
     e += logged('ka', 'ugh long day at the office. walked the dog for 20 min at 6 though',

@@ -1,0 +1,123 @@
+"""core_skills' generic understanding routines (stdlib/core_skills.ost), on
+their own: the phrases offered to the model, the parts of a text each
+picked phrase is read in, and the one time a text names.  Duckling must be
+installed (as for tests/test_extract.py): without it these fail.
+
+Each case is a shape of what users write that the exercise skill met on
+Gemma 3 270M (evals/exercise-blind.toml), told here without a model.
+"""
+import io
+import textwrap
+
+from ostinato.runtime.runner import run_file
+
+NOW = '2025-03-14T16:00:00-04:00'       # a Friday, 4 pm in New York
+
+
+def run_ost(tmp_path, source):
+    path = tmp_path / 'prog.ost'
+    path.write_text(textwrap.dedent(source))
+    out, err = io.StringIO(), io.StringIO()
+    run_file(str(path), out, err)
+    assert err.getvalue() == ''
+    return out.getvalue().splitlines()
+
+
+def offered(tmp_path, text, words=None):
+    w = '' if words is None else ', words = %s' % words
+    return run_ost(tmp_path, f"""
+        from core_skills import phrases
+        for p in phrases({text!r}{w}):
+            print(p)
+        """)
+
+
+def test_a_skills_own_time_words_are_not_offered_as_things(tmp_path):
+    # "before work" is a time to the exercise skill (its WORDS): Gemma
+    # picked it as an activity.
+    assert offered(tmp_path, 'Went for a 30 minute run at 7am before work',
+                   "['before work': '07:00']") == ['run']
+
+
+def test_numbers_and_emoji_alone_begin_and_end_no_phrase(tmp_path):
+    assert offered(tmp_path, 'ran a 5k in 28 min this morning at 6:30 🏃‍♀️') == ['ran', 'ran a 5k', '5k']
+    assert offered(tmp_path, 'got a workout in 💪') == ['workout']
+    # Times Duckling does not read are no things either.
+    assert offered(tmp_path, 'did some exercise earlier') == ['exercise']
+    assert offered(tmp_path, '3 sets of 10 pushups') == ['sets', 'sets of 10 pushups', 'pushups']
+
+
+def test_overlapping_time_spans_leave_no_scraps(tmp_path):
+    # Duckling reads "at 7: 20" and "20 min" here; "min on the treadmill"
+    # was offered when only the first span was cut.
+    got = offered(tmp_path, 'gym this morning, got there at 7: 20 min on the treadmill, then weights')
+    assert got == ['gym', 'treadmill', 'weights']
+
+
+def parts(tmp_path, text, picked):
+    return run_ost(tmp_path, f"""
+        from core_skills import parts_of
+        for pair in parts_of({text!r}, {picked!r}):
+            print(pair[0] + ' | ' + pair[1] + ' | ' + pair[2])
+        """)
+
+
+def test_picks_in_one_part_are_one_thing(tmp_path):
+    assert parts(tmp_path, '3 sets of 10 pushups at lunch', ['3 sets of 10', 'pushups']) == [
+        '3 sets of 10 pushups | 3 sets of 10 pushups at lunch | 3 sets of 10 pushups at lunch']
+    assert parts(tmp_path, 'went on a hike this morning around 9 with my sister and the dogs',
+                 ['hike', 'sister and the dogs']) == [
+        'hike with my sister | went on a hike this morning around 9 with my sister, the dogs'
+        ' | went on a hike this morning around 9 with my sister']
+
+
+def test_things_in_parts_of_their_own_stay_apart_in_the_order_of_the_text(tmp_path):
+    assert parts(tmp_path, 'walked the dog for 20 min at 8 and did 45 min yoga at noon',
+                 ['yoga', 'walked the dog']) == [
+        'walked the dog | walked the dog for 20 min at 8 | walked the dog for 20 min at 8',
+        'yoga | did 45 min yoga at noon | did 45 min yoga at noon']
+    assert parts(tmp_path, 'yoga and pilates at 7', ['yoga', 'pilates']) == [
+        'yoga | yoga pilates at 7 | yoga', 'pilates | pilates at 7 | pilates at 7']
+
+
+def test_a_whole_day_is_no_time_of_day(tmp_path):
+    got = run_ost(tmp_path, f"""
+        from core_skills import time_in
+        print(time_in('got a workout in today', {NOW!r}))
+        print(time_in('yesterday', {NOW!r}))
+        print(time_in('this morning at 6:30', {NOW!r}).when)
+        print(time_in('today at 6:30', {NOW!r}).when)
+        """)
+    assert got == ['none', 'none', '2025-03-14T06:30:00-04:00', '2025-03-14T06:30:00-04:00']
+
+
+def test_a_time_within_another_one_named_refines_it(tmp_path):
+    got = run_ost(tmp_path, f"""
+        from core_skills import time_in
+        print(time_in('gym this morning, got there at 7', {NOW!r}).when)
+        print(time_in('this morning, or was it 2pm', {NOW!r}))
+        """)
+    assert got == ['2025-03-14T07:00:00-04:00', 'none']
+
+
+def test_a_thing_the_model_picked_alone_has_its_own_part_too(tmp_path):
+    # Gemma picked "swam" alone: its part up to the next pick holds both
+    # times; its own part holds its own.
+    assert parts(tmp_path, 'swam for 45 min at 7, then 20 minutes of stretching at noon', ['swam']) == [
+        'swam | swam for 45 min at 7, 20 minutes of stretching at noon | swam for 45 min at 7']
+
+
+def test_words_of_a_movement_stay_whole(tmp_path):
+    assert offered(tmp_path, '3 sets of push ups') == ['sets', 'sets of push', 'sets of push ups', 'push', 'push ups', 'ups']
+
+
+def test_a_duration_that_reads_as_a_distance_too_gives_way_to_another(tmp_path):
+    # Duckling reads "5000m" as 5000 minutes and as 5000 metres.
+    got = run_ost(tmp_path, """
+        from core_skills import duration_in
+        for text in ['rowed 5000m, took 22 minutes', 'swam 800m in 20 min', 'did 30m of yoga',
+                     'ran a 5k in 28 min', 'an hour ago']:
+            d = duration_in(text)
+            print(if d? then d.seconds / 60 else 'none')
+        """)
+    assert got == ['22', '20', '30', '28', 'none']
