@@ -856,3 +856,33 @@ def exercise_blind_script():
     e += logged('alex', 'oh and 15 min of stretching after, done just now', ['stretching'])
     e += logged('grace', 'did an hour of pilates around 6', ['pilates'])
     return e
+
+
+def exercise_blind2_script():
+    """evals/exercise-blind2.toml, written after its blind measurement."""
+    e = []
+    e += logged('dana', 'went for a run this mornign, 5k in 28 min 💪', ['run'])
+    e += logged('marcus', 'hit the gym after work, leg day, about an hour. then walked the dog '
+                'for 20 min', ['gym', 'walked the dog'])
+    e += logged('keiko', 'yoga an hour ago. 45 min flow, felt amazing lol', ['yoga'])
+    e += logged('keiko', 'oh forgot, also did 15 min of abs just now', ['abs'])
+    e += logged('tomas', 'swam at 7 b4 work, 40 laps, took me 35 mins', ['swam'])
+    e += logged('jo', 'hiked w/ sam and priya this afternoon, took an hour and a half', ['hiked'])
+    e += logged('ben', 'rowed for 30 min at 6:30 this morning, no wait, it was 20 minutes',
+                ['rowed'])
+    e += logged('lena', 'did a boxing class today, an hour. arms r jelly', ['boxing class'])
+    e += logged('ravi', 'went bouldering after lunch', ['bouldering'])
+    e += [{'match': _user_said('sofia', "ugh nvm, forget it. don't log anything"),
+           'reply': {'action': 'cancel', 'text': 'OK, nothing logged.'}}]
+    e += logged('sofia', 'did a workout earlier', ['workout'])
+    e += [{'match': _user_said('greg', "didn't work out today tbh, total rest day 😴") +
+           r'[^\n]*\n\nQuestion: What exercise',
+           'reply': {'action': 'cancel', 'text': 'A rest day: nothing to log.'}}]
+    e += logged('amara', 'went for a run at 6:45 this morning', ['run'])
+    e += logged('deshawn', 'played basketball for like an hour', ['basketball'])
+    e += logged('chloe', 'busy day!! 30 min peloton at 6am, walked to work (20 min), and pilates '
+                'at lunch for 45 minutes', ['peloton', 'walked to work', 'pilates'])
+    e += logged('nina', 'did a hiit class at 5pm, no sorry 5:30, 45 mins', ['hiit class'])
+    e += logged('owen', 'hopped on the elliptical at 7 this morning', ['elliptical'])
+    e += logged('pat', 'wnet swimming arond 12, hafl an hour', ['swimming'])
+    return e

@@ -78,6 +78,16 @@ def test_a_bare_clock_time_is_the_last_one_for_a_log_and_the_next_one_for_a_remi
     assert one('at 8', now=NY_EVENING, prefer=None)['when'] == '2026-12-05T08:00:00-05:00'
 
 
+def test_a_number_after_a_comma_is_no_year():
+    # Duckling read "5:30, 45" as 05:30 in 2045 (exercise-blind2: "a hiit
+    # class at 5pm, no sorry 5:30, 45 mins").
+    found = ex('a hiit class at 5pm, no sorry 5:30, 45 mins', now=NY_EVENING)
+    assert [(m['text'], m.get('when') or m['seconds']) for m in found] == [
+        ('at 5pm', '2026-12-04T17:00:00-05:00'), ('5:30', '2026-12-04T17:30:00-05:00'),
+        ('45 mins', 2700)]
+    assert one('on May 4, 2019 at 8am', kinds=['time'])['when'].startswith('2019-05-04T08:00')
+
+
 def test_hours_choose_am_or_pm_where_the_skill_knows_the_likely_hours():
     """A clock time that may be am or pm is read within the skill's hours
     (a meal's) when one reading is; a time said with am/pm is not moved."""

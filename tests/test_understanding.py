@@ -121,3 +121,14 @@ def test_a_duration_that_reads_as_a_distance_too_gives_way_to_another(tmp_path):
             print(if d? then d.seconds / 60 else 'none')
         """)
     assert got == ['22', '20', '30', '28', 'none']
+
+
+def test_a_time_or_amount_is_not_cut_at_its_and(tmp_path):
+    # exercise-blind2 on a correct model: "an hour and a half" was cut at
+    # its "and", and the hike logged as 60 minutes.
+    assert parts(tmp_path, 'hiked w/ sam and priya this afternoon, took an hour and a half',
+                 ['hiked']) == [
+        'hiked | hiked w/ sam, priya this afternoon, took an hour and a half | hiked w/ sam']
+    assert parts(tmp_path, 'did 30 min of yoga and then 10 min of abs', ['yoga', 'abs']) == [
+        'yoga | did 30 min of yoga | did 30 min of yoga',
+        'abs | then 10 min of abs | then 10 min of abs']

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone, tzinfo
 import os
+import re
 import sys
 import zoneinfo
 
@@ -155,6 +156,10 @@ class _Reader:
 
     def parse(self, text, dims, now: datetime):
         wall = self.wall(now)
+        # Duckling reads a number of one or two digits after a comma as a
+        # year ("at 5:30, 45 mins" was 05:30 in 2045); in a chat it starts
+        # the next thing said.  A semicolon keeps the offsets and the times.
+        text = _COMMA_NUMBER.sub(r';\1', text)
         entities = duckling.parse(text, dims, int(wall.replace(tzinfo=timezone.utc).timestamp()))
         for e in entities:
             if e.get('dim') != 'time':
@@ -417,6 +422,9 @@ def _fit(entities, now, tz, prefer, hours):
                 end = now
             mid = _utc(start) + (_utc(end) - _utc(start)) / 2
             chosen['mid'] = mid.astimezone(tz).replace(second=0, microsecond=0)
+
+
+_COMMA_NUMBER = re.compile(r',(\s*\d{1,2})(?!\d)')
 
 
 def b_extract(text, kinds, now, zone, prefer, hours=None):
