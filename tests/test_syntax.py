@@ -582,6 +582,18 @@ def test_error_format():
     assert e.format().splitlines()[2] == '        ^'
 
 
+def test_the_source_line_shown_holds_no_control_character():
+    # A program file with terminal escape codes retitled the operator's
+    # terminal when its syntax error was shown (issue 29 rerun).  Each is
+    # shown as one '?', so the caret stays under its column.
+    with pytest.raises(OstSyntaxError) as info:
+        parse('x = 1\ny = \x1b]0;pwned\x07 2\n', 'p.ost')
+    assert info.value.format().splitlines()[1:] == ['y = ?]0;pwned? 2', '    ^']
+    with pytest.raises(OstSyntaxError) as info:
+        parse('y = \x9b31m (\n', 'p.ost')
+    assert '\x9b' not in info.value.format()
+
+
 # ------------------------------------------------------------------ corpus
 
 CORPUS_FILES = sorted(glob.glob(os.path.join(CORPUS, '*.ost')))

@@ -10,8 +10,11 @@ the problem into an `OstSyntaxError`.
 """
 from __future__ import annotations
 
+import re
+
 
 SHOWN = 160         # characters of the source line shown under the message
+_CONTROL = re.compile('[\x00-\x08\x0b-\x1f\x7f-\x9f]')
 
 
 class OstSyntaxError(Exception):
@@ -42,6 +45,10 @@ class OstSyntaxError(Exception):
             if start + SHOWN < len(line):
                 shown += '...'
             line = shown
+        # The line goes to a terminal: a control character in it (an escape
+        # code) would act there, so it is shown as one '?' and the caret
+        # keeps its column.
+        line = _CONTROL.sub('?', line)
         return '%s\n%s\n%s' % (self.header(), line, ' ' * col + '^')
 
     def __str__(self) -> str:
