@@ -225,7 +225,9 @@ def _group_member_users(world):
 
 def _group_member(key):
     """The member's Telegram id of a group member's thread key
-    ('telegram:CHAT:TOPIC:MEMBER'), else None."""
+    ('telegram:CHAT:TOPIC:MEMBER'), else None.  The form is the Telegram
+    channel's (effects/channels/telegram.py `thread_id`), read here again:
+    this layer does not import the channels."""
     parts = key.split(':') if type(key) is str else ()
     if len(parts) != 4 or parts[0] != 'telegram':
         return None

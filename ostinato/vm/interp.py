@@ -176,7 +176,6 @@ def _materialize(callers, stack, locs):
     return top
 
 
-
 # An uncaught error's report has a line per frame; a recursion too deep has
 # 50,000 of them, on the operator's terminal and log and stored with the
 # task.  The outermost and innermost frames say where it began and where it
@@ -192,6 +191,7 @@ def fold_frames(tb):
     return (tb[:REPORT_FRAMES]
             + ['... {:,} frames not shown ...'.format(len(tb) - 2 * REPORT_FRAMES)]
             + tb[-REPORT_FRAMES:])
+
 
 class VM:
     """Runs tasks.  `out` receives printed text (the runtime delivers it after
