@@ -78,7 +78,7 @@ def schema_of(db):
 def test_the_diet_dialogue_finishes(version, tmp_path):
     db = copy(version, 'diet_waiting', tmp_path)
     r = ost(['run', '--llm', 'scripted', '--db', db, 'diet.ost'], tmp_path,
-            input='around 12:30\nat 2:30 or so\n',
+            input='around 12:30\nat 14:30 or so\n',
             OSTINATO_LLM_SCRIPT=str(tmp_path / 'diet.json'))
     assert r.returncode == 0, r.stderr
     migrated_note(version, r.stderr)
@@ -89,7 +89,7 @@ def test_the_diet_dialogue_finishes(version, tmp_path):
     # (the dialogue waited in it), else read from the user's words too.
     assert re.search(r'\[\d{4}-\d\d-\d\dT12:30:00[+-]\d\d:\d\d\] '
                      r'\(lunch\) turkey sandwich, apple', out), out
-    # The time is read from the user's words ("at 2:30 or so"), on the day
+    # The time is read from the user's words ("at 14:30 or so"), on the day
     # the user wrote them, not taken from the model's ISO reply.
     assert re.search(r'\[\d{4}-\d\d-\d\dT14:30:00[+-]\d\d:\d\d\] \(later\) hot chocolate', out), out
     assert 'About what time was lunch?' not in out      # asked before, not again

@@ -174,7 +174,7 @@ def test_a_waiting_dialogue_copied_to_postgresql_finishes_there(tmp_path, pg_db)
     r = ost(['db', 'check', '--db', pg_db], tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     r = ost(['run', '--llm', 'scripted', '--db', pg_db, 'diet.ost'], tmp_path,
-            input='around 12:30\nat 2:30 or so\n',
+            input='around 12:30\nat 14:30 or so\n',
             OSTINATO_LLM_SCRIPT=str(tmp_path / 'diet.json'))
     assert r.returncode == 0, r.stderr
     out = r.stdout
@@ -183,7 +183,7 @@ def test_a_waiting_dialogue_copied_to_postgresql_finishes_there(tmp_path, pg_db)
     # (the dialogue waited in it), else read from the user's words too.
     assert re.search(r'\[\d{4}-\d\d-\d\dT12:30:00[+-]\d\d:\d\d\] '
                      r'\(lunch\) turkey sandwich, apple', out), out
-    # The time is the user's words ("at 2:30 or so") on the day they wrote
+    # The time is the user's words ("at 14:30 or so") on the day they wrote
     # them, as tests/test_fixtures.py says.
     assert re.search(r'\[\d{4}-\d\d-\d\dT14:30:00[+-]\d\d:\d\d\] \(later\) hot chocolate', out), out
     assert 'About what time was lunch?' not in out      # asked before, not again
