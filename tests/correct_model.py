@@ -858,6 +858,13 @@ def exercise_blind_script():
     return e
 
 
+# The user's answers to the skill's questions name nothing more to log, but
+# where a case's entry above says so (the last entry: match entries are
+# tried in order).
+NO_MORE_EXERCISE = [{'match': r'List the phrases of the text that name a kind of exercise',
+                     'reply': {'phrases': []}}]
+
+
 def exercise_blind2_script():
     """evals/exercise-blind2.toml, written after its blind measurement."""
     e = []
@@ -879,7 +886,10 @@ def exercise_blind2_script():
            r'[^\n]*\n\nQuestion: What exercise',
            'reply': {'action': 'cancel', 'text': 'A rest day: nothing to log.'}}]
     e += logged('amara', 'went for a run at 6:45 this morning', ['run'])
+    e += [{'match': r'Text: "35 min, then stretched for 15 after"', 'reply': {'phrases': ['stretched']}}]
     e += logged('deshawn', 'played basketball for like an hour', ['basketball'])
+    e += [{'match': r'Text: "around 6pm\. oh and i biked home after, 25 min"',
+           'reply': {'phrases': ['biked home']}}]
     e += logged('chloe', 'busy day!! 30 min peloton at 6am, walked to work (20 min), and pilates '
                 'at lunch for 45 minutes', ['peloton', 'walked to work', 'pilates'])
     e += logged('nina', 'did a hiit class at 5pm, no sorry 5:30, 45 mins', ['hiit class'])

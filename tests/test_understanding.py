@@ -65,10 +65,13 @@ def parts(tmp_path, text, picked):
 def test_picks_in_one_part_are_one_thing(tmp_path):
     assert parts(tmp_path, '3 sets of 10 pushups at lunch', ['3 sets of 10', 'pushups']) == [
         '3 sets of 10 pushups | 3 sets of 10 pushups at lunch | 3 sets of 10 pushups at lunch']
+    # Not across a time: the picks after it are others' words ("w/ sam").
     assert parts(tmp_path, 'went on a hike this morning around 9 with my sister and the dogs',
                  ['hike', 'sister and the dogs']) == [
-        'hike with my sister | went on a hike this morning around 9 with my sister, the dogs'
+        'hike | went on a hike this morning around 9 with my sister, the dogs'
         ' | went on a hike this morning around 9 with my sister']
+    assert parts(tmp_path, 'played tennis for 2 hours at 2 w/ sam', ['played tennis', 'sam']) == [
+        'played tennis | played tennis for 2 hours at 2 w/ sam | played tennis for 2 hours at 2 w/ sam']
 
 
 def test_things_in_parts_of_their_own_stay_apart_in_the_order_of_the_text(tmp_path):
@@ -132,3 +135,29 @@ def test_a_time_or_amount_is_not_cut_at_its_and(tmp_path):
     assert parts(tmp_path, 'did 30 min of yoga and then 10 min of abs', ['yoga', 'abs']) == [
         'yoga | did 30 min of yoga | did 30 min of yoga',
         'abs | then 10 min of abs | then 10 min of abs']
+
+
+def test_a_skills_own_word_wins_over_a_vague_reading_of_it(tmp_path):
+    # exercise-blind2/3: Duckling reads "after lunch" as the afternoon
+    # (15:00); the skill's word for lunch is 12:30.  A clock time said with
+    # the word is the user's, not the skill's.
+    got = run_ost(tmp_path, f"""
+        from core_skills import time_in
+        W = ['lunch': '12:30']
+        for text in ['quick walk after lunch, 15 min', 'lunch at 12:45', 'this afternoon']:
+            print(time_in(text, {NOW!r}, words = W).when)
+        """)
+    assert got == ['2025-03-14T12:30:00-04:00', '2025-03-14T12:45:00-04:00', '2025-03-14T14:00:00-04:00']
+
+
+def test_a_span_of_clock_times_began_at_its_start_and_lasted_its_length(tmp_path):
+    # exercise-blind3: "yoga 7-7:30am" was asked how long, and logged at 7:15.
+    got = run_ost(tmp_path, f"""
+        from core_skills import time_in, duration_in
+        for text in ['yoga 7-7:30am', 'between 2 and 3pm', 'this afternoon', 'yoga 7-7:30am, 25 min really']:
+            t = time_in(text, {NOW!r})
+            d = duration_in(text)
+            print(t.when, if d? then d.seconds / 60 else 'none')
+        """)
+    assert got == ['2025-03-14T07:00:00-04:00 30', '2025-03-14T14:00:00-04:00 60',
+                   '2025-03-14T14:00:00-04:00 none', '2025-03-14T07:00:00-04:00 25']

@@ -308,6 +308,9 @@ def _past(reader, text, now, entities, kinds, durations):
     return out
 
 
+_GRAIN_SECONDS = {'second': 1, 'minute': 60, 'hour': 3600}
+
+
 def _time_fields(m, value):
     if value.get('type') == 'interval':
         for side in ('from', 'to'):
@@ -317,6 +320,15 @@ def _time_fields(m, value):
         m['when'] = timefmt.iso(value['mid']) if value.get('mid') else m.get('from') or m.get('to')
         if first.get('grain'):
             m['grain'] = first['grain']
+        # How long a span of clock times lasts ("7-7:30am", not "this
+        # afternoon"): Duckling's `to` is the end of its grain (07:31), so one
+        # grain less.
+        ends = [(value.get(side) or {}).get('at') for side in ('from', 'to')]
+        step = _GRAIN_SECONDS.get(((value.get('to') or {}).get('grain')))
+        if ends[0] and ends[1] and step and any(c.isdigit() for c in m['text']):
+            seconds = (_utc(ends[1]) - _utc(ends[0])).total_seconds() - step
+            if seconds > 0:
+                m['seconds'] = _number(seconds)
     else:
         m['when'] = timefmt.iso(value['at'])
         if value.get('grain'):
