@@ -579,24 +579,7 @@ def test_the_seed_dialogue_passes_the_seed_cases(tmp_path):
 # expectation that fails: the model's answers are right, and the process
 # of stdlib/core_skills.ost refuses them.  When the process is mended, the
 # case passes and leaves this list.
-PROCESS_FAILS = {
-    # diet-fresh5.toml: asked when lunch was, the user answers vaguely ("after
-    # my morning meetings") and the model asks again, but the time reader
-    # takes the reply's "morning" for the time and logs 09:00 without asking.
-    ('vague answer, then a real one', "near(user.diet_log[0].when, '13:15')"),
-    # diet-fresh6.toml: "skipped breakfast today and did NOT touch the donuts
-    # someone brought into the office 😤 just had a banana around 10" has no
-    # comma, so meals.ost's `_eaten` parts it at "and" alone, and its second
-    # clause, negated ("not") with an eating word ("touch", "had"), is read
-    # as not eaten, banana and all: `_tells_nothing_eaten` holds and
-    # get_diet_answer cancels ("OK, nothing to log then.") before any model
-    # is asked, so nothing is logged.
-    *[('skipped breakfast, did NOT eat the donuts, a banana at 10', x)
-      for x in ["length(user.diet_log) == 1", "near(user.diet_log[0].when, '10:00')",
-                "mentions(user.diet_log[0].items, 'banana')",
-                "not mentions(user.diet_log[0].items, 'donut')",
-                "only([e.items for e in user.diet_log], ['banana'])"]],
-}
+PROCESS_FAILS: set = set()
 
 
 def test_a_correct_model_passes_every_shipped_case(tmp_path):
@@ -636,7 +619,7 @@ def test_a_correct_model_passes_every_shipped_case(tmp_path):
     assert failed == PROCESS_FAILS, '\n'.join(map(str, failed ^ PROCESS_FAILS)) + '\n' + r.stdout
     assert s['runs'] == 160 and s['holdout']['runs'] == 55
     assert 'tuned    105/105 runs passed (100.0 %)' in r.stdout
-    assert 'holdout  53/55 runs passed (96.4 %)' in r.stdout
+    assert 'holdout  55/55 runs passed (100.0 %)' in r.stdout
 
 
 def test_a_correct_model_passes_every_case_of_the_exercise_log(tmp_path):
