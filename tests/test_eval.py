@@ -729,7 +729,9 @@ EXERCISE_PROCESS_FAILS = {
      "near(user.exercise_log[0].when, '06:30', 20)"),
     # "forgot to log yesterday - swam 40 laps, ..., evening around 6": the
     # swim's part is read from its own clause on, without "yesterday" (cut
-    # off at " - "), so today's 18:00 is logged.
+    # off at " - "); and even read whole, Duckling reads "yesterday" apart,
+    # a whole day that time_in leaves out, so "evening around 6" is today's
+    # 18:00.
     ('forgot to log yesterday: swam 40 laps, ~50 min, evening around 6',
      "user.exercise_log[0].when[0..13] in ['2026-11-20T17', '2026-11-20T18']"),
 }
