@@ -1,7 +1,8 @@
 """A correct model for every case of evals/diet.toml, evals/recipes.toml,
 evals/diet-fresh.toml, evals/diet-fresh2.toml, evals/diet-fresh3.toml,
-evals/diet-fresh4.toml, evals/diet-fresh5.toml and evals/diet-fresh6.toml, as
-a script for the scripted backend.
+evals/diet-fresh4.toml, evals/diet-fresh5.toml, evals/diet-fresh6.toml and
+evals/diet-fresh7.toml, and of the exercise log's files (evals/exercise*.toml),
+as a script for the scripted backend.
 
 Each case's dialogue is written down as a careful model would conduct it:
 it extracts every item with its time, asks when the user named only a meal,
@@ -895,4 +896,157 @@ def exercise_blind2_script():
     e += logged('nina', 'did a hiit class at 5pm, no sorry 5:30, 45 mins', ['hiit class'])
     e += logged('owen', 'hopped on the elliptical at 7 this morning', ['elliptical'])
     e += logged('pat', 'wnet swimming arond 12, hafl an hour', ['swimming'])
+    return e
+
+
+def exercise_blind3_script():
+    """evals/exercise-blind3.toml (held out), conducted as a careful model
+    would: the user's message quoted, the activities picked in the user's
+    words (not the gym, the food, the people), a reminder declined."""
+    e = []
+    e += logged('kit', 'went for a jog this mornign around 7, about 40 mins, then did pushups',
+                ['jog', 'pushups'])
+    e += logged('lee', 'ran 5k in 25 min at 7 🏃', ['ran'])
+    # The gym is where the weights were done.
+    e += logged('mo', 'did some weights at the gym today', ['weights'])
+    e += logged('ola', 'cycled 45 min at 4 - no sorry, it was at 5 not 4', ['cycled'])
+    # 'Hit the gym' names no exercise: the skill asks what was done there.
+    e += logged('pia', 'hit the gym this afternoon 💪', ['hit the gym'])
+    e += [{'match': r'Text: "treadmill for 20 min then the rowing machine for 15, started around 3"',
+           'reply': {'phrases': ['treadmill', 'rowing machine']}}]
+    # The hike is to be logged, but the user calls it off when asked about it.
+    e += logged('quin', 'can u log a hike from today', ['hike'])
+    # No exercise, and a reminder is no exercise log's to set.
+    e += [{'match': _user_said('rae', 'hey can u remind me to call the vet tmrw') +
+           r'[^\n]*\n\nQuestion: What exercise',
+           'reply': {'action': 'cancel', 'text': "Sorry, I can't set reminders: I only log "
+                                                 "exercise."}}]
+    e += logged('sol', 'yoga 7-7:30am, walked the dog 20 min at noon, and bball w the guys 4 to '
+                '5:30', ['yoga', 'walked the dog', 'bball'])
+    e += logged('tam', '30 mins on the elliptical at 6:30', ['elliptical'])
+    e += logged('uma', 'played tennis for 2 hours at 2 w/ sam', ['tennis'])
+    e += logged('vic', 'forgot to log yesterday - swam 40 laps, took about 50 min, evening '
+                'around 6', ['swam'])
+    e += logged('wes', 'quick walk after lunch, 15 min', ['walk'])
+    e += logged('wes', 'also just did 20 min of stretching', ['stretching'])
+    # Corrected in the same message: the rowing machine, not the stairmaster.
+    e += logged('xan', 'did 25 min on the stairmaster, i mean the rowing machine, around 5',
+                ['rowing machine'])
+    e += logged('yara', 'went swimmin', ['swimmin'])
+    e += logged('zed', 'hiked 3.5 hrs this morning, started at 8', ['hiked'])
+    # The pizza was eaten, not exercise: only the walk home.
+    e += logged('abe', 'long day lol. had pizza at my desk, then walked home from work, like 35 '
+                'min, left at 5:15. legs are dead', ['walked home'])
+    return e
+
+
+DAY7 = '2026-11-18T%s:00-08:00'     # evals/diet-fresh7.toml's day, in Los Angeles
+
+
+def _fresh7_times(times):
+    """`times` of diet() with each 'HH:MM' on diet-fresh7.toml's day."""
+    return {key: (DAY7 % how if isinstance(how, str) else [*how[:-1], DAY7 % how[-1]])
+            for key, how in times.items()}
+
+
+def diet_fresh7_script():
+    """The cases of evals/diet-fresh7.toml (the seventh file written blind,
+    all held out), conducted as a careful model would, in the manner of
+    fresh6_script: anchored to each case's own message, and put first by
+    test_eval.  Its day is another one (2026-11-18, Los Angeles).  Only
+    what the user ate or drank is logged: not the sister, the office, the
+    walk, the wife's steak, the muffin corrected to a bagel."""
+    def d7(user, said, answer, items, times, **kw):
+        return diet(user, said, answer, items, _fresh7_times(times), anchored=True, **kw)
+    e = []
+    e += d7('ines', "b'fast was 2 eggs and toast around 7:30", 'breakfast: 2 eggs and toast around '
+            '7:30; lunch: a burrito; dinner: pasta',
+            {'7:30': ['2 eggs', 'toast'], 'lunch': ['burrito'], 'dinner': ['pasta']},
+            {'7:30': '07:30', 'lunch': [('What time was lunch?', 'lunch was 12ish'), '12:00'],
+             'dinner': [('What time was dinner?', 'dinner was around 6:30'), '18:30']})
+    e += d7('jon', '3 coffees today lol', 'a coffee at 7; a coffee around 10; a coffee at 2; a la '
+            'croix with lunch', {'7': ['coffee'], '10': ['coffee'], '2': ['coffee'],
+                                 'lunch': ['la croix']},
+            {'7': '07:00', '10': '10:00', '2': '14:00',
+             'lunch': [('What time was lunch?', 'lunch was noon'), '12:00']})
+    # Corrected in the same message: a bagel, not the muffin.
+    e += d7('kai', 'had a muffin for breakfast around 8, no wait', 'a bagel with cream cheese for '
+            'breakfast around 8', {'8': ['bagel with cream cheese']}, {'8': '08:00'})
+    # Breakfast was skipped: nothing to log for it.
+    e += d7('lia', 'skipped breakfast, just had a big salad at 1', 'a big salad at 1; some almonds '
+            'at 4', {'1': ['big salad'], '4': ['almonds']}, {'1': '13:00', '4': '16:00'})
+    e += d7('max', 'had oatmeal around 9ish and a banana an hour ago', 'oatmeal around 9; a banana '
+            'an hour ago', {'9': ['oatmeal'], 'hour ago': ['banana']},
+            {'9': '09:00', 'hour ago': '10:15'})
+    # The pizza is written out; the roommates are not the user's food.
+    e += d7('nia', '🍕🍕 for dinner w/ roommates', 'pizza and a beer for dinner',
+            {'dinner': ['pizza', 'beer']},
+            {'dinner': [('What time was dinner?', 'like 7'), '19:00']})
+    # Asked when, the user calls it off: nothing is logged.
+    e += d7('oli', 'had a smoothie and a muffin this morning', 'a smoothie and a muffin this '
+            'morning', {'morning': ['smoothie', 'muffin']}, {})
+    e.append({'match': _user_said('oli', 'had a smoothie and a muffin this morning') + '.*'
+              + r"Question: When, roughly, was 'morning'\?",
+              'reply': {'action': 'confer', 'text': 'About what time this morning?'}})
+    # The walk, jen, the office and mom are no food.
+    e += d7('pat', 'ok so today: coffee at 8 with jen', 'coffee at 8; a turkey wrap at 12:30; chips '
+            'at 3', {'8': ['coffee'], '12:30': ['turkey wrap'], '3': ['chips']},
+            {'8': '08:00', '12:30': '12:30', '3': '15:00'})
+    e += d7('quinn', 'had a protein bar and some green tea this afternoon', 'a protein bar and some '
+            'green tea this afternoon', {'afternoon': ['protein bar', 'green tea']},
+            {'afternoon': [('About what time this afternoon?', 'this afternoon'),
+                           ('Roughly what time was that?', 'around 3:30'), '15:30']})
+    # The steak was the wife's.
+    e += d7('ray', 'my wife had the steak', 'the salmon and some rice around 7',
+            {'7': ['salmon', 'rice']}, {'7': '19:00'})
+    e += d7('sam', 'lunch was a bowl of pho', 'a bowl of pho for lunch', {'lunch': ['bowl of pho']},
+            {'lunch': [('What time was lunch?', '1:30, oh and i also had a spring roll'),
+                       '13:30']})
+    e += d7('tia', 'had a bowl of ramen like an hour ago', 'a bowl of ramen, about an hour ago',
+            {'hour ago': ['bowl of ramen']}, {'hour ago': '19:30'})
+    # Three dialogues: no time at first, so asked when before the summary.
+    # The third one's entries first, as the first one's message (and its
+    # "just now") is in its prompt too.
+    first = r'[^\n]*\n\nQuestion: What did you eat'
+    for said, question, reply, answer, items, times in [
+            ('an apple', 'When did you have the apple?', 'just now', 'an apple, just now',
+             {'just now': ['apple']}, {'just now': '16:00'}),
+            ('lunch: leftover chili + cornbread', None, None, 'leftover chili and cornbread for '
+             'lunch', {'lunch': ['leftover chili', 'cornbread']},
+             {'lunch': [('What time was lunch?', 'like 12:30'), '12:30']}),
+            ('greek yogurt w granola and a coffee', 'When did you have the yogurt, granola and '
+             'coffee?', 'just now', 'greek yogurt with granola and a coffee, just now',
+             {'just now': ['greek yogurt with granola', 'coffee']}, {'just now': '08:00'})]:
+        if question is None:
+            e += d7('uri', said, answer, items, times)
+            continue
+        told = _user_said('uri', said)
+        e += [{'match': told + '.*' + _user_said('uri', reply) + first,
+               'reply': {'action': 'answer', 'text': answer}},
+              {'match': told + first, 'reply': {'action': 'confer', 'text': question}}]
+        e += d7('uri', said, answer, items, times)[1:]
+    # The hedges are no food; class is when, not what.
+    e += d7('val', 'ugh im so bad at this', 'cereal and a red bull before class at 9',
+            {'9': ['cereal', 'red bull']}, {'9': '09:00'})
+    # A question about food, nothing eaten: nothing to log.
+    e.append({'match': _user_said('wen', 'how many calories are in an avocado')
+              + r'[^\n]*\n\nQuestion: What did you eat',
+              'reply': {'action': 'cancel', 'text': "I can't look up calories, sorry: I only log "
+                                                    "what you eat and drink."}})
+    e += d7('xia', 'for lunch a blt and iced tea', 'a blt and iced tea for lunch; a slice of '
+            'cheesecake at 4', {'lunch': ['blt', 'iced tea'], '4': ['slice of cheesecake']},
+            {'lunch': [('What time was lunch?', 'lunch was 12:15'), '12:15'], '4': '16:00'})
+    e += d7('yan', 'dinner was 2 tacos', '2 tacos for dinner', {'dinner': ['2 tacos']},
+            {'dinner': [('What time was dinner?', '7ish. oh and it was 3 tacos'), '19:00']})
+    # The girls and bluestone are no food.
+    e += d7('zoe', 'brunch w/ the girls at bluestone', 'eggs benny and a mimosa around 11; popcorn '
+            'just now', {'11': ['eggs benny', 'mimosa'], 'just now': ['popcorn']},
+            {'11': '11:00', 'just now': '20:30'})
+    e += d7('ada', 'dinner was chicken stir fry', 'chicken stir fry for dinner',
+            {'dinner': ['chicken stir fry']},
+            {'dinner': [('What time was dinner?', 'dinner time lol'),
+                        ('Roughly what time was that?', 'like 6:45'), '18:45']})
+    e += d7('ben', 'had a cup of hot cocoa around 9ish', 'a cup of hot cocoa around 9 this morning; '
+            'a handful of pretzels at 10', {'9': ['cup of hot cocoa'], '10': ['handful of pretzels']},
+            {'9': '09:00', '10': '10:00'})
     return e

@@ -579,7 +579,20 @@ def test_the_seed_dialogue_passes_the_seed_cases(tmp_path):
 # expectation that fails: the model's answers are right, and the process
 # of stdlib/core_skills.ost refuses them.  When the process is mended, the
 # case passes and leaves this list.
-PROCESS_FAILS: set = set()
+PROCESS_FAILS = {
+    # diet-fresh7.toml: asked when lunch was, the user answers "1:30, oh and i
+    # also had a spring roll with it"; track_diet itemized the first answer
+    # before it asked, and a food named in a reply to a time question is
+    # never added, so only the pho is logged.
+    ("lunch was pho -- '1:30, oh and a spring roll with it'",
+     "mentions([e.items for e in user.diet_log], 'spring roll')"),
+    # diet-fresh7.toml: asked when dinner was, the user answers "7ish. oh and
+    # it was 3 tacos actually, not 2"; the items were fixed before the time
+    # question, and a correction in its reply is read for the time only, so
+    # "2 tacos" stays logged.
+    ("dinner was 2 tacos -- '7ish. oh it was 3 tacos actually, not 2'",
+     "not mentions([e.items for e in user.diet_log], '2 taco')"),
+}
 
 
 def test_a_correct_model_passes_every_shipped_case(tmp_path):
@@ -587,12 +600,14 @@ def test_a_correct_model_passes_every_shipped_case(tmp_path):
     all must pass, so the expectations ask for what a correct dialogue gives
     -- but for PROCESS_FAILS, which must fail exactly so; four dialogues at
     a time, as a loaded server would run them."""
-    from correct_model import (diet_script, fresh2_script, fresh3_script, fresh4_script,
-                               fresh5_script, fresh6_script, fresh_script, recipes_script)
-    # fresh6's, fresh5's, fresh4's and fresh3's entries first: they answer
-    # only their own cases, and another file's entry for the same user and
-    # question would answer these.
-    (tmp_path / 'correct.json').write_text(json.dumps(fresh6_script() + fresh5_script()
+    from correct_model import (diet_fresh7_script, diet_script, fresh2_script, fresh3_script,
+                               fresh4_script, fresh5_script, fresh6_script, fresh_script,
+                               recipes_script)
+    # fresh7's, fresh6's, fresh5's, fresh4's and fresh3's entries first: they
+    # answer only their own cases, and another file's entry for the same
+    # user and question would answer these.
+    (tmp_path / 'correct.json').write_text(json.dumps(diet_fresh7_script() + fresh6_script()
+                                                      + fresh5_script()
                                                       + fresh4_script()
                                                       + fresh3_script() + diet_script()
                                                       + recipes_script() + fresh_script()
@@ -606,6 +621,7 @@ def test_a_correct_model_passes_every_shipped_case(tmp_path):
                         str(ROOT / 'evals' / 'diet-fresh4.toml'),
                         str(ROOT / 'evals' / 'diet-fresh5.toml'),
                         str(ROOT / 'evals' / 'diet-fresh6.toml'),
+                        str(ROOT / 'evals' / 'diet-fresh7.toml'),
                         '--runs', '1', '--jobs', '4', '--json', str(tmp_path / 'out.json')],
                        cwd=tmp_path, env=env, text=True, capture_output=True, timeout=900)
     assert r.returncode == 0, r.stderr
@@ -617,9 +633,9 @@ def test_a_correct_model_passes_every_shipped_case(tmp_path):
     failed |= {(x['case'], x['failure']['problem']) for c in s['cases'] for x in c['results']
                if x['failure'] and 'expectation' not in x['failure']}
     assert failed == PROCESS_FAILS, '\n'.join(map(str, failed ^ PROCESS_FAILS)) + '\n' + r.stdout
-    assert s['runs'] == 160 and s['holdout']['runs'] == 55
+    assert s['runs'] == 180 and s['holdout']['runs'] == 75
     assert 'tuned    105/105 runs passed (100.0 %)' in r.stdout
-    assert 'holdout  55/55 runs passed (100.0 %)' in r.stdout
+    assert 'holdout  73/75 runs passed (97.3 %)' in r.stdout
 
 
 def test_a_correct_model_passes_every_case_of_the_exercise_log(tmp_path):
@@ -627,10 +643,11 @@ def test_a_correct_model_passes_every_case_of_the_exercise_log(tmp_path):
     routines) played by a correct model: it quotes the user's message and
     picks the activities; the times and durations are the program's reading
     of the user's words, or asked.  Every case passes."""
-    from correct_model import (NO_MORE_EXERCISE, exercise_blind2_script, exercise_blind_script,
-                               exercise_script)
+    from correct_model import (NO_MORE_EXERCISE, exercise_blind2_script, exercise_blind3_script,
+                               exercise_blind_script, exercise_script)
     (tmp_path / 'correct.json').write_text(json.dumps(exercise_script() + exercise_blind_script()
-                                                      + exercise_blind2_script() + NO_MORE_EXERCISE))
+                                                      + exercise_blind2_script()
+                                                      + exercise_blind3_script() + NO_MORE_EXERCISE))
     env = env_for(tmp_path, OSTINATO_LLM='scripted',
                   OSTINATO_LLM_SCRIPT=str(tmp_path / 'correct.json'))
     files = [str(ROOT / 'evals' / name) for name in EXERCISE_FILES]
@@ -647,14 +664,17 @@ def test_a_correct_model_passes_every_case_of_the_exercise_log(tmp_path):
         '\n'.join(map(str, failed ^ EXERCISE_PROCESS_FAILS)) + '\n' + r.stdout
     assert s['runs'] == EXERCISE_RUNS
     assert s['passed'] == EXERCISE_RUNS - len({case for case, _ in EXERCISE_PROCESS_FAILS})
+    assert 'tuned    28/28 runs passed (100.0 %)' in r.stdout
+    assert 'holdout  25/32 runs passed (78.1 %)' in r.stdout
 
 
-EXERCISE_FILES = ['exercise.toml', 'exercise-blind.toml', 'exercise-blind2.toml']
-EXERCISE_RUNS = 44
+EXERCISE_FILES = ['exercise.toml', 'exercise-blind.toml', 'exercise-blind2.toml',
+                  'exercise-blind3.toml']
+EXERCISE_RUNS = 60
 
 # What the exercise skill's process cannot do yet, whatever the model
-# answers (evals/exercise-blind2.toml, measured blind; the next round's
-# work).  Each must fail exactly so.
+# answers (evals/exercise-blind2.toml and exercise-blind3.toml, measured
+# blind; the next round's work).  Each must fail exactly so.
 EXERCISE_PROCESS_FAILS = {
     # lemma('abs') is 'ab' (simplemma): the activity is logged as "ab".
     *[('yoga an hour ago, later: abs just now', x) for x in (
@@ -664,6 +684,40 @@ EXERCISE_PROCESS_FAILS = {
         "only([e.activity for e in user.exercise_log \\ []], ['yoga', 'flow', 'abs'])")],
     # "hafl an hour": Duckling reads "an hour"; no typo is mended.
     ('heavy typos: wnet swimming arond 12, hafl an hour', 'user.exercise_log[0].minutes == 30'),
+    # evals/exercise-blind3.toml (held out).  "then did pushups" names no
+    # time, and the reply "pushups were right after the jog" places them by
+    # another activity, which time_in cannot read: asked three times, the
+    # skill gives up and the pushups are never logged.
+    *[('jog this mornign around 7 for 40, then pushups', x) for x in (
+        "length(user.exercise_log) == 2",
+        "length([e for e in user.exercise_log if mentions(e.activity, 'push')]) == 1",
+        "near([e for e in user.exercise_log if mentions(e.activity, 'push')][0].when, '07:40', 30)",
+        "5 <= [e for e in user.exercise_log if mentions(e.activity, 'push')][0].minutes <= 15")],
+    # "the rowing machine for 15": a bare number after "for" is no duration;
+    # asked, the reply "treadmill 20 min, rowing 15" is read whole, and its
+    # one duration (the treadmill's 20 min) is taken for the rowing.
+    ('hit the gym, activities named only in the follow-ups',
+     "13 <= [e for e in user.exercise_log if mentions(e.activity, 'row')][0].minutes <= 17"),
+    # "bball w the guys 4 to 5:30": Duckling reads "4 to 5" as 16:56 (four
+    # to five) beside "5:30", two times, so none; the reply names the three
+    # activities' times and is read whole (none again): asked three times,
+    # the skill gives up and the basketball is never logged.
+    *[('yoga 7-7:30am, dog walk 20 min at noon, bball 4 to 5:30', x) for x in (
+        "length(user.exercise_log) == 3",
+        "length([e for e in user.exercise_log if mentions(e.activity, 'ball')]) == 1",
+        "near([e for e in user.exercise_log if mentions(e.activity, 'ball')][0].when, '16:00', 20)",
+        "85 <= [e for e in user.exercise_log if mentions(e.activity, 'ball')][0].minutes <= 95")],
+    # "30 mins ... at 6:30", said at 18:45: the past is preferred, so 18:30,
+    # though 30 minutes from 18:30 end after the message; no am/pm is asked.
+    ('30 mins on the elliptical at 6:30 (am, it turns out)',
+     "near(user.exercise_log[0].when, '06:30', 20)"),
+    # "forgot to log yesterday - swam 40 laps, ..., evening around 6": the
+    # swim's part is read from its own clause on, without "yesterday" (cut
+    # off at " - "); and even read whole, Duckling reads "yesterday" apart,
+    # a whole day that time_in leaves out, so "evening around 6" is today's
+    # 18:00.
+    ('forgot to log yesterday: swam 40 laps, ~50 min, evening around 6',
+     "user.exercise_log[0].when[0..13] in ['2026-11-20T17', '2026-11-20T18']"),
 }
 
 
