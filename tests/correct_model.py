@@ -859,6 +859,11 @@ def exercise_blind_script():
     return e
 
 
+# A reply to a time question adds no food, but where a case's entry says so
+# (the last entry: match entries are tried in order).
+NO_MORE_FOOD = [{'match': r'List the phrases of the text that name a food or drink',
+                 'reply': {'phrases': []}}]
+
 # The user's answers to the skill's questions name nothing more to log, but
 # where a case's entry above says so (the last entry: match entries are
 # tried in order).
@@ -1002,6 +1007,7 @@ def diet_fresh7_script():
     e += d7('sam', 'lunch was a bowl of pho', 'a bowl of pho for lunch', {'lunch': ['bowl of pho']},
             {'lunch': [('What time was lunch?', '1:30, oh and i also had a spring roll'),
                        '13:30']})
+    e += [{'match': r'Text: "[^"]*i also had a spring roll', 'reply': {'phrases': ['spring roll']}}]
     e += d7('tia', 'had a bowl of ramen like an hour ago', 'a bowl of ramen, about an hour ago',
             {'hour ago': ['bowl of ramen']}, {'hour ago': '19:30'})
     # Three dialogues: no time at first, so asked when before the summary.
@@ -1038,6 +1044,7 @@ def diet_fresh7_script():
             {'lunch': [('What time was lunch?', 'lunch was 12:15'), '12:15'], '4': '16:00'})
     e += d7('yan', 'dinner was 2 tacos', '2 tacos for dinner', {'dinner': ['2 tacos']},
             {'dinner': [('What time was dinner?', '7ish. oh and it was 3 tacos'), '19:00']})
+    e += [{'match': r'Text: "[^"]*it was 3 tacos', 'reply': {'phrases': ['3 tacos']}}]
     # The girls and bluestone are no food.
     e += d7('zoe', 'brunch w/ the girls at bluestone', 'eggs benny and a mimosa around 11; popcorn '
             'just now', {'11': ['eggs benny', 'mimosa'], 'just now': ['popcorn']},

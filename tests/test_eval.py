@@ -579,20 +579,7 @@ def test_the_seed_dialogue_passes_the_seed_cases(tmp_path):
 # expectation that fails: the model's answers are right, and the process
 # of stdlib/core_skills.ost refuses them.  When the process is mended, the
 # case passes and leaves this list.
-PROCESS_FAILS = {
-    # diet-fresh7.toml: asked when lunch was, the user answers "1:30, oh and i
-    # also had a spring roll with it"; track_diet itemized the first answer
-    # before it asked, and a food named in a reply to a time question is
-    # never added, so only the pho is logged.
-    ("lunch was pho -- '1:30, oh and a spring roll with it'",
-     "mentions([e.items for e in user.diet_log], 'spring roll')"),
-    # diet-fresh7.toml: asked when dinner was, the user answers "7ish. oh and
-    # it was 3 tacos actually, not 2"; the items were fixed before the time
-    # question, and a correction in its reply is read for the time only, so
-    # "2 tacos" stays logged.
-    ("dinner was 2 tacos -- '7ish. oh it was 3 tacos actually, not 2'",
-     "not mentions([e.items for e in user.diet_log], '2 taco')"),
-}
+PROCESS_FAILS: set = set()
 
 
 def test_a_correct_model_passes_every_shipped_case(tmp_path):
@@ -600,9 +587,9 @@ def test_a_correct_model_passes_every_shipped_case(tmp_path):
     all must pass, so the expectations ask for what a correct dialogue gives
     -- but for PROCESS_FAILS, which must fail exactly so; four dialogues at
     a time, as a loaded server would run them."""
-    from correct_model import (diet_fresh7_script, diet_script, fresh2_script, fresh3_script,
-                               fresh4_script, fresh5_script, fresh6_script, fresh_script,
-                               recipes_script)
+    from correct_model import (NO_MORE_FOOD, diet_fresh7_script, diet_script, fresh2_script,
+                               fresh3_script, fresh4_script, fresh5_script, fresh6_script,
+                               fresh_script, recipes_script)
     # fresh7's, fresh6's, fresh5's, fresh4's and fresh3's entries first: they
     # answer only their own cases, and another file's entry for the same
     # user and question would answer these.
@@ -611,7 +598,7 @@ def test_a_correct_model_passes_every_shipped_case(tmp_path):
                                                       + fresh4_script()
                                                       + fresh3_script() + diet_script()
                                                       + recipes_script() + fresh_script()
-                                                      + fresh2_script()))
+                                                      + fresh2_script() + NO_MORE_FOOD))
     env = env_for(tmp_path, OSTINATO_LLM='scripted',
                   OSTINATO_LLM_SCRIPT=str(tmp_path / 'correct.json'))
     r = subprocess.run([sys.executable, '-m', 'ostinato', 'eval', str(ROOT / 'evals' / 'diet.toml'),
@@ -635,7 +622,7 @@ def test_a_correct_model_passes_every_shipped_case(tmp_path):
     assert failed == PROCESS_FAILS, '\n'.join(map(str, failed ^ PROCESS_FAILS)) + '\n' + r.stdout
     assert s['runs'] == 180 and s['holdout']['runs'] == 75
     assert 'tuned    105/105 runs passed (100.0 %)' in r.stdout
-    assert 'holdout  73/75 runs passed (97.3 %)' in r.stdout
+    assert 'holdout  75/75 runs passed (100.0 %)' in r.stdout
 
 
 def test_a_correct_model_passes_every_case_of_the_exercise_log(tmp_path):

@@ -403,6 +403,8 @@ def test_a_reply_calling_it_off_cancels_without_asking_the_model(tmp_path, clock
          'reply': {'action': 'answer', 'text': 'I had soup for lunch'}},
         {'match': 'Re-format "I had soup for lunch"', 'reply': {'action': 'itemize', 'items': ['soup']}},
         {'match': "Question: When, roughly, was 'lunch'", 'reply': {'action': 'answer', 'text': '12:30'}},
+        # "forget it" beside the time: asked what it adds (nothing).
+        {'match': 'Text: "forget it"', 'reply': {'phrases': []}},
     ]
     (tmp_path / 'off.json').write_text(json.dumps(script))
     for reply, logged in [('ugh, never mind', False), ('forget it, it was at 12:30', True)]:
