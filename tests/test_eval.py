@@ -541,16 +541,22 @@ def test_the_shipped_case_files_are_valid():
                                                 'seed: cookie just now']
     assert recipes.cases and recipes.skill == str(ROOT / 'skills' / 'recipes.ost')
     # The files written blind: each held out until measured, tuned on since;
-    # diet-fresh5.toml and diet-fresh6.toml are held out now; the exercise
-    # log's blind file was measured blind and tuned on since.
+    # diet-fresh5.toml to diet-fresh7.toml and exercise-blind2/3 are marked
+    # held out; the exercise log's first blind file was measured blind and
+    # tuned on since.
     for name, count, held in [('diet-fresh', 15, False), ('diet-fresh2', 20, False), ('diet-fresh3', 20, False),
-                              ('diet-fresh4', 20, False), ('diet-fresh5', 20, True), ('diet-fresh6', 20, True)]:
+                              ('diet-fresh4', 20, False), ('diet-fresh5', 20, True), ('diet-fresh6', 20, True),
+                              ('diet-fresh7', 20, True)]:
         fresh = load_case_file(str(ROOT / 'evals' / (name + '.toml')))
         assert len(fresh.cases) == count and fresh.skill == diet.skill, name
         assert [c.holdout for c in fresh.cases] == [held] * count, name
     exercise = load_case_file(str(ROOT / 'evals' / 'exercise-blind.toml'))
     assert len(exercise.cases) == 16 and not any(c.holdout for c in exercise.cases)
     assert exercise.skill == str(ROOT / 'skills' / 'exercise.ost')
+    for name in ('exercise-blind2', 'exercise-blind3'):
+        held = load_case_file(str(ROOT / 'evals' / (name + '.toml')))
+        assert len(held.cases) == 16 and all(c.holdout for c in held.cases), name
+        assert held.skill == exercise.skill, name
 
 
 def test_the_shipped_case_files_pass_check(tmp_path):
