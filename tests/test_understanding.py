@@ -161,3 +161,13 @@ def test_a_span_of_clock_times_began_at_its_start_and_lasted_its_length(tmp_path
         """)
     assert got == ['2025-03-14T07:00:00-04:00 30', '2025-03-14T14:00:00-04:00 60',
                    '2025-03-14T14:00:00-04:00 none', '2025-03-14T07:00:00-04:00 25']
+
+
+def test_a_season_is_a_word_and_a_filler_no_thing(tmp_path):
+    # diet-fresh7 and fresh5 on Gemma 3 270M: Duckling reads "spring" as a
+    # season, which cut "a spring roll" to "roll"; "sorry", "actually" and
+    # "dunno" in an answer were picked as things.
+    got = offered(tmp_path, 'oh and i also had a spring roll with it, sorry. dunno, 3 tacos actually')
+    assert 'spring roll' in got and 'sorry' not in got and 'dunno' not in got
+    assert 'tacos' in got and 'tacos actually' not in got
+    assert offered(tmp_path, 'at 9 this morning, dinner time lol') == ['dinner']
