@@ -34,8 +34,8 @@ def bench():
 # any is answered; turns are committed in groups).  Measured, then pinned
 # with less than one record of slack.
 ONE_INTAKE = 4.5
-ONE_TURN = 10.5
-BURST_TURN = 8.5
+ONE_TURN = 8.5
+BURST_TURN = 6.5
 
 
 def run_one_at_a_time(bench, tmp_path, n=8, turns=4):

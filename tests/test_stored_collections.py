@@ -323,7 +323,9 @@ def test_tasks_and_watches_are_stored_without_their_defaults_and_frames_as_tuple
     """What equals its class-level default is left out of a stored task or
     watch (vm/values.py `without_defaults`), and reads the same after
     loading; a value of another type than the default (0 for False) or
-    another value is kept.  A frame is stored as a tuple (Frame.FIELDS)."""
+    another value is kept.  A frame is stored as a tuple (Frame.FIELDS), in
+    its task's record while only the task reaches it (without its caller:
+    the next frame there, or the task's `frame`)."""
     from ostinato.compiler.code import Code
     from ostinato.runtime.world import Watch
     from ostinato.vm.values import Frame, Task
@@ -335,7 +337,10 @@ def test_tasks_and_watches_are_stored_without_their_defaults_and_frames_as_tuple
     task.result = 0                 # not the default None
     task.watch_depth = False        # not the default 0: another type
     watch = Watch(3, task, [], 'change')
-    assert sorted(task.__getstate__()) == ['frame', 'id', 'name', 'result', 'state', 'watch_depth']
+    state = task.__getstate__()
+    assert sorted(state) == ['frame', 'frames', 'id', 'name', 'result', 'state', 'watch_depth']
+    assert state['frame'] is None and state['frames'] == ((code, None, None, None, 0, [], [None],
+                                                           ()),)
     assert frame.__getstate__() == (code, None, None, None, None, 0, [], [None], ())
     assert sorted(watch.__getstate__()) == ['id', 'objs', 'task']
     db = ZODB.DB(str(tmp_path / 'db.fs'))

@@ -312,13 +312,21 @@ def test_a_frame_that_returns_after_a_wake_up_is_stored_only_if_its_locals_chang
         store.close()
 
 
+# `wait_for` hands its frame out (`b.f`), so its frames and the loop's have
+# records of their own, not a place inside the task's (vm/values.py
+# `share`).
 LOOP = '''\
 type Box:
     var n
+    var f
 
 b = Box(n = 0)
 
+def keep_caller():
+    return __caller__
+
 def wait_for(seen):
+    b.f = keep_caller()
     wait until b.n > seen
     return b.n
 

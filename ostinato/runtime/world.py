@@ -21,7 +21,7 @@ from persistent import Persistent
 
 from ..vm import values as V
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 
 
 class Watch(Persistent):
