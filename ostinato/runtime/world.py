@@ -21,7 +21,7 @@ from persistent import Persistent
 
 from ..vm import values as V
 
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 
 
 class Watch(Persistent):
@@ -87,14 +87,24 @@ class ReadyQueue(Persistent):
     """The FIFO of tasks that can run now (docs/language.md §15.1), as a chain
     of ReadyLinks.  Nothing that grows with the queue lives in a record a
     turn rewrites: pushing writes the new link, the old last link and this
-    small record; popping writes this record.  Each queued task knows its
-    link (`Task.ready_link`), so membership and removal cost O(1).
+    small record.  Each queued task knows its link (`Task.ready_link`), so
+    membership and removal cost O(1).
 
     A task queued while the queue is empty is kept in this record itself
     (`task`: the queue is then its own task's link, the one at the front),
     not in a link of its own: one message at a time, every message's
     intake queued a task on an empty queue, and its link was a record more
-    (schema 9 and older)."""
+    (schema 9 and older).
+
+    Taking the front task out (`popleft`) writes the task, not this record
+    (schema 14): the task's `ready_link` is None again, and the turn that
+    follows writes the task anyway, so whoever loads this record skips the
+    entries at its front whose task no longer points back at them
+    (`_settle`).  Only the front is taken that way, so such entries are
+    always a prefix, and `count` counts them until they are skipped.  An
+    abort of the transaction that took them loads this record again: the
+    tasks are back at the front.  The queue's record was written by every
+    turn, one record per chat message."""
 
     task = None         # the front task, when it was queued on an empty queue
 
@@ -103,10 +113,31 @@ class ReadyQueue(Persistent):
         self.tail = None
         self.count = 0
 
+    def _settle(self):
+        """Skip the entries at the front that were taken out by a
+        transaction that did not write this record: in memory only, as
+        the record would read if that transaction had written it."""
+        self._p_activate()
+        d = self.__dict__
+        t = d.get('task')
+        if t is not None and t.ready_link is not self:
+            d['task'] = None
+            d['count'] -= 1
+        link = d['head']
+        while link is not None and (link.task is None or link.task.ready_link is not link):
+            if link.task is not None:
+                d['count'] -= 1
+            link = link.next
+            d['head'] = link
+        if link is None:
+            d['tail'] = None
+
     def __len__(self):
+        self._settle()
         return self.count
 
     def __bool__(self):
+        self._settle()
         return self.count > 0
 
     def __contains__(self, task):
@@ -114,15 +145,18 @@ class ReadyQueue(Persistent):
         return link is not None and link.task is task
 
     def __iter__(self):
+        self._settle()
         if self.task is not None:
             yield self.task
         link = self.head
         while link is not None:
-            if link.task is not None:
-                yield link.task
+            t = link.task
+            if t is not None and t.ready_link is link:
+                yield t
             link = link.next
 
     def append(self, task):
+        self._settle()
         if self.count == 0:
             # Links emptied by `remove` are left behind: drop them.
             self.head = self.tail = None
@@ -140,6 +174,7 @@ class ReadyQueue(Persistent):
         task.ready_link = link
 
     def appendleft(self, task):
+        self._settle()
         front = self.task
         if front is not None:
             # Only the front task is kept here: it moves into a link.
@@ -157,30 +192,55 @@ class ReadyQueue(Persistent):
         task.ready_link = link
 
     def popleft(self):
-        task = self.task
+        """Take the front task out: the task is written (see the class),
+        not this record."""
+        self._settle()
+        d = self.__dict__
+        task = d.get('task')
         if task is not None:
-            self.task = None
+            d['task'] = None
         else:
-            link = self.head
+            link = d['head']
             while link is not None and link.task is None:
                 link = link.next
             if link is None:
                 raise IndexError('pop from an empty ready queue')
-            self.head = link.next
-            if self.head is None:
-                self.tail = None
+            d['head'] = link.next
+            if link.next is None:
+                d['tail'] = None
             task = link.task
-        self.count -= 1
+        d['count'] -= 1
         task.ready_link = None
+        jar = self._p_jar
+        if jar is not None and not self._p_changed:
+            # What was taken out only in memory is put back by an abort:
+            # the record is loaded again.
+            txn = jar.transaction_manager.get()
+            if self.__dict__.get('_v_taken') is not txn:
+                self._v_taken = txn
+                txn.addAfterAbortHook(_reload, (self,))
+                txn.addAfterCommitHook(_reload_unless, (self,))
         return task
 
     def remove(self, task):
+        self._settle()
         link = task.ready_link
         if link is None or link.task is not task:
             raise ValueError('the task is not in the ready queue')
         link.task = None
         self.count -= 1
         task.ready_link = None
+
+
+def _reload(queue):
+    """After an abort: forget what this process took off `queue` without
+    writing it (ReadyQueue.popleft)."""
+    queue._p_invalidate()
+
+
+def _reload_unless(committed, queue):
+    if not committed:           # a failed commit, which the caller aborts
+        queue._p_invalidate()
 
 
 class World(Persistent):
