@@ -256,3 +256,14 @@ def _ready_queue_taken_by_the_task(world):
     # version goes up so that an older Ostinato, which would run the task
     # of such an entry again, refuses the database.
     pass
+
+
+@step(14, "a task whose wait fired while nothing else was ready is kept in the ready queue's "
+          "record with the number of that wait (ReadyQueue.woken_wait, Task.waits), and is "
+          "not written until its turn")
+def _woken_in_the_queue(world):
+    # Nothing to convert: a queue written before holds no such task, and a
+    # task that never counted its waits counts from 0.  The version goes
+    # up so that an older Ostinato, which would take such a task for one
+    # still waiting, refuses the database.
+    pass

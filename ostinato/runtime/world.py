@@ -21,7 +21,7 @@ from persistent import Persistent
 
 from ..vm import values as V
 
-SCHEMA_VERSION = 14
+SCHEMA_VERSION = 15
 
 
 class Watch(Persistent):
@@ -104,9 +104,18 @@ class ReadyQueue(Persistent):
     always a prefix, and `count` counts them until they are skipped.  An
     abort of the transaction that took them loads this record again: the
     tasks are back at the front.  The queue's record was written by every
-    turn, one record per chat message."""
+    turn, one record per chat message.
+
+    A change that wakes a waiting task onto the empty queue (`wake`)
+    writes this record, not the task (schema 15): the task's record still
+    says it waits, and `woken_wait` holds the number of the wait it woke from
+    (`Task.waits`), so that its front place is known for what it is until
+    the task's turn writes it (a next wait, an end).  A chat message's
+    intake wrote the task, its top frames inside, only to say it was
+    ready."""
 
     task = None         # the front task, when it was queued on an empty queue
+    woken_wait = None   # that task's `waits`, when `wake` put it there
 
     def __init__(self):
         self.head = None
@@ -120,8 +129,9 @@ class ReadyQueue(Persistent):
         self._p_activate()
         d = self.__dict__
         t = d.get('task')
-        if t is not None and t.ready_link is not self:
+        if t is not None and not self._front_is(t):
             d['task'] = None
+            d.pop('woken_wait', None)
             d['count'] -= 1
         link = d['head']
         while link is not None and (link.task is None or link.task.ready_link is not link):
@@ -131,6 +141,31 @@ class ReadyQueue(Persistent):
             d['head'] = link
         if link is None:
             d['tail'] = None
+
+    def _front_is(self, t):
+        """Whether `t`, held in this record, is still queued."""
+        n = self.__dict__.get('woken_wait')
+        if n is None:
+            return t.ready_link is self
+        return t.ready_link is None and t.state == 'waiting' and t.waits == n
+
+    def woken(self):
+        """The task `wake` keeps at the front (its record says it waits),
+        or None."""
+        self._settle()
+        return self.task if self.__dict__.get('woken_wait') is not None else None
+
+    def wake(self, task):
+        """Queue the waiting `task`, whose wait just fired, without writing
+        it -- if the queue is empty; else do nothing and return False."""
+        self._settle()
+        if self.count != 0:
+            return False
+        self.head = self.tail = None
+        self.task = task
+        self.woken_wait = task.waits
+        self.count = 1
+        return True
 
     def __len__(self):
         self._settle()
@@ -142,7 +177,9 @@ class ReadyQueue(Persistent):
 
     def __contains__(self, task):
         link = task.ready_link
-        return link is not None and link.task is task
+        if link is None:
+            return self.woken() is task
+        return link.task is task
 
     def __iter__(self):
         self._settle()
@@ -159,6 +196,7 @@ class ReadyQueue(Persistent):
         self._settle()
         if self.count == 0:
             # Links emptied by `remove` are left behind: drop them.
+            self.__dict__.pop('woken_wait', None)
             self.head = self.tail = None
             self.task = task
             self.count = 1
@@ -177,7 +215,11 @@ class ReadyQueue(Persistent):
         self._settle()
         front = self.task
         if front is not None:
-            # Only the front task is kept here: it moves into a link.
+            # Only the front task is kept here: it moves into a link (and,
+            # woken, says it is ready: a link's task is written).
+            if self.__dict__.pop('woken_wait', None) is not None:
+                front.state = 'ready'
+                front.since = None
             self.task = None
             link = ReadyLink(front, self.head)
             self.head = link
@@ -199,6 +241,7 @@ class ReadyQueue(Persistent):
         task = d.get('task')
         if task is not None:
             d['task'] = None
+            d.pop('woken_wait', None)
         else:
             link = d['head']
             while link is not None and link.task is None:
@@ -225,6 +268,11 @@ class ReadyQueue(Persistent):
     def remove(self, task):
         self._settle()
         link = task.ready_link
+        if link is None and self.woken() is task:
+            del self.woken_wait
+            self.task = None
+            self.count -= 1
+            return
         if link is None or link.task is not task:
             raise ValueError('the task is not in the ready queue')
         link.task = None

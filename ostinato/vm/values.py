@@ -839,6 +839,7 @@ class Task(Persistent):
     ready_link = None         # its place in the ready queue (runtime.world.ReadyQueue)
     parked = False            # stopped by the runtime, waiting for the operator
     crashes = 0               # process stops in its current turn (runtime recover)
+    waits = 0                 # the waits it began (runtime.world.ReadyQueue `wake`)
 
     def __init__(self, tid, name, frame):
         self.id = tid
