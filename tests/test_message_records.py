@@ -345,3 +345,28 @@ def test_a_woken_task_runs_once_for_two_messages_and_after_a_restart(bench, tmp_
         assert not d.world.ready
     finally:
         d.close()
+
+
+def test_a_woken_task_is_shown_ready(bench, tmp_path):
+    """`ostinato tasks`, `db info` and the web inspector show the task kept
+    in the ready queue's record as ready, not as waiting for the message
+    that woke it (its record says it waits until its turn)."""
+    from ostinato.effects.web import views
+    from ostinato.runtime import report
+    path = str(tmp_path / 'shown.fs')
+    bench.OstinatoDialogues.build(path, 1)
+    d = bench.OstinatoDialogues(path)
+    try:
+        d.deliver_all([(0, 'hello')])
+        world = d.world
+        t = world.ready.woken()
+        assert t is not None and t.state == 'waiting'
+        assert report.task_data(t, world)['state'] == 'ready'
+        assert report.task_data(t, world)['waiting'] is None
+        line = [x for x in report.tasks_text(world).splitlines() if x.split()[0] == str(t.id)][0]
+        assert line.split()[2] == 'ready' and 'waiting' not in line, line
+        assert report.task_text(world, t.id).splitlines()[0].endswith(': ready')
+        assert dict(report.world_info(world)[0])['live tasks'].endswith('(1 ready, 1 waiting)')
+        assert views.task_row(t, {}, 0.0, world)['state'] == 'ready'
+    finally:
+        d.close()
