@@ -22,7 +22,7 @@ from __future__ import annotations
 from BTrees.OOBTree import OOBTree
 
 from ..vm.values import OList, OMap, OObject, OType
-from .world import SCHEMA_VERSION, Outbox, ReadyQueue, WatchTree
+from .world import SCHEMA_VERSION, Outbox, OutboxTree, Outgoing, ReadyQueue, WatchTree
 
 # from-version -> (what the step does, function(world))
 STEPS = {}
@@ -267,3 +267,14 @@ def _woken_in_the_queue(world):
     # up so that an older Ostinato, which would take such a task for one
     # still waiting, refuses the database.
     pass
+
+
+@step(15, "a bot message waiting in the outbox is an entry of the outbox's tree (OutboxTree, "
+          "small buckets), not an OutMessage record of its own")
+def _outbox_entries(world):
+    box = world.outbox
+    old = box.pending
+    tree = OutboxTree()
+    for seq, m in old.items():
+        tree[seq] = Outgoing(seq, m.channel, m.thread_id, m.text, m.done, m.attempts).entry()
+    box.pending = tree

@@ -21,7 +21,7 @@ from persistent import Persistent
 
 from ..vm import values as V
 
-SCHEMA_VERSION = 15
+SCHEMA_VERSION = 16
 
 
 class Watch(Persistent):
@@ -343,13 +343,9 @@ class World(Persistent):
 
 
 class OutMessage(Persistent):
-    """A bot message waiting for its channel to send it.
-
-    Written in the turn that sent it, so it exists exactly when that turn
-    committed; the channel sends it after the commit and removes it when
-    the chat service confirmed.  `done` counts the pieces already confirmed
-    (a channel may have to send a long text in several pieces), and
-    `attempts` the sends begun, so a resend after a crash is known."""
+    """A bot message waiting for its channel to send it, as a record of its
+    own: the form of schema 15 and older, which migration 15 turns into an
+    entry of the outbox's tree (`Outgoing`)."""
 
     def __init__(self, seq, channel, thread_id, text):
         self.seq = seq
@@ -358,6 +354,49 @@ class OutMessage(Persistent):
         self.text = text
         self.done = 0
         self.attempts = 0
+
+
+class Outgoing:
+    """A bot message waiting for its channel to send it: what `Outbox`
+    hands out of an entry of its tree.  Written in the turn that sent it,
+    so it exists exactly when that turn committed; the channel sends it
+    after the commit and removes it when the chat service confirmed.
+    `done` counts the pieces already confirmed (a channel may have to send
+    a long text in several pieces), and `attempts` the sends begun, so a
+    resend after a crash is known; a change of them is stored by
+    `Outbox.update`."""
+
+    __slots__ = ('seq', 'channel', 'thread_id', 'text', 'done', 'attempts')
+
+    def __init__(self, seq, channel, thread_id, text, done=0, attempts=0):
+        self.seq = seq
+        self.channel = channel
+        self.thread_id = thread_id
+        self.text = text
+        self.done = done
+        self.attempts = attempts
+
+    def entry(self):
+        """Its entry in the tree: (channel, thread id, text), and the two
+        counters once either is not 0."""
+        if self.done or self.attempts:
+            return (self.channel, self.thread_id, self.text, self.done, self.attempts)
+        return (self.channel, self.thread_id, self.text)
+
+
+def _outgoing(seq, entry):
+    return Outgoing(seq, *entry)
+
+
+class OutboxTree(IOBTree):
+    """The outbox's pending messages by number, each an entry of its
+    bucket (`Outgoing.entry`), not a record of its own: a reply wrote the
+    bucket and its OutMessage (schema 15 and older).  Buckets are kept
+    small, since each holds its messages' texts: while a channel is away,
+    its messages pile up, and every reply rewrites the last bucket."""
+
+    max_leaf_size = 16
+    max_internal_size = 64
 
 
 class Outbox(Persistent):
@@ -372,7 +411,7 @@ class Outbox(Persistent):
 
     def __init__(self):
         self.next_seq = 1
-        self.pending = IOBTree()      # seq -> OutMessage
+        self.pending = OutboxTree()   # seq -> Outgoing.entry()
         self.sent = 0                 # messages confirmed
         self.resent = 0               # sends begun again after a crash
         self.failed = 0               # messages the chat service refused for good
@@ -385,14 +424,30 @@ class Outbox(Persistent):
 
     def add(self, channel, thread_id, text):
         seq = self.last_seq() + 1
-        m = self.pending[seq] = OutMessage(seq, channel, thread_id, text)
+        m = Outgoing(seq, channel, thread_id, text)
+        self.pending[seq] = m.entry()
         return m
+
+    def get(self, seq):
+        """Message `seq`, or None when it is not pending."""
+        entry = self.pending.get(seq)
+        return None if entry is None else _outgoing(seq, entry)
+
+    def messages(self, channel=None):
+        """The pending messages (of `channel`), oldest first."""
+        return [_outgoing(seq, e) for seq, e in self.pending.items()
+                if channel is None or e[0] == channel]
+
+    def update(self, m):
+        """Store what changed of the pending message `m` (its counters)."""
+        if m.seq in self.pending:
+            self.pending[m.seq] = m.entry()
 
     def remove(self, seq, outcome='sent'):
         """Take message `seq` out, counted as `outcome` ('sent' or
         'failed'); returns it, or None when it is not pending."""
-        m = self.pending.pop(seq, None)
-        if m is None:
+        entry = self.pending.pop(seq, None)
+        if entry is None:
             return None
         if seq >= self.next_seq:
             self.next_seq = seq + 1
@@ -400,7 +455,7 @@ class Outbox(Persistent):
             self.sent += 1
         else:
             self.failed += 1
-        return m
+        return _outgoing(seq, entry)
 
 
 def service_state(world, name, make=None):
