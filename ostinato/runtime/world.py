@@ -21,7 +21,7 @@ from persistent import Persistent
 
 from ..vm import values as V
 
-SCHEMA_VERSION = 16
+SCHEMA_VERSION = 17
 
 
 class Watch(Persistent):
@@ -121,6 +121,22 @@ class ReadyQueue(Persistent):
         self.head = None
         self.tail = None
         self.count = 0
+
+    # Stored as the tuple of these (schema 17): every chat message's intake
+    # writes this record, and the names were half of it.  A dict still loads.
+    STORED = ('head', 'tail', 'count', 'task', 'woken_wait')
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        if not set(state) <= set(ReadyQueue.STORED):
+            return state
+        return tuple([state.get(k) for k in ReadyQueue.STORED])
+
+    def __setstate__(self, state):
+        if type(state) is tuple:
+            state = {k: v for k, v in zip(ReadyQueue.STORED, state)
+                     if v is not None or k in ('head', 'tail')}
+        super().__setstate__(state)
 
     def _settle(self):
         """Skip the entries at the front that were taken out by a
