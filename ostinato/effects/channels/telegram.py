@@ -239,7 +239,9 @@ class TelegramChannel(Service):
 
     # ------------------------------------------------------------ service protocol
     def busy(self, sched):
-        return self.fatal is None and not self.stopping.is_set()
+        # A fatal error keeps the run going until poll() raises it: the run
+        # ended with 0 when it looked at busy() first (a rejected token).
+        return self.fatal is not None or not self.stopping.is_set()
 
     # How recent the gate's last yes must be for the poller to ask Telegram:
     # a worker whose process was frozen longer than this (runtime/pg.py's
