@@ -73,7 +73,7 @@ def test_messages_queued_while_no_console_listened_are_shown_by_the_next_run(tmp
         sched.run()
         store.commit()
         assert out.getvalue() == ''
-        queued = [m.text for m in store.world.outbox.pending.values()]
+        queued = [m.text for m in store.world.outbox.messages()]
         assert queued == ['you said: from elsewhere']
     finally:
         store.close()

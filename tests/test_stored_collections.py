@@ -323,9 +323,11 @@ def test_tasks_and_watches_are_stored_without_their_defaults_and_frames_as_tuple
     """What equals its class-level default is left out of a stored task or
     watch (vm/values.py `without_defaults`), and reads the same after
     loading; a value of another type than the default (0 for False) or
-    another value is kept.  A frame is stored as a tuple (Frame.FIELDS)."""
+    another value is kept.  A frame is stored as a tuple (Frame.FIELDS), in
+    its task's record while only the task reaches it (without its caller:
+    the next frame there, or the task's `frame`)."""
     from ostinato.compiler.code import Code
-    from ostinato.runtime.world import Watch
+    from ostinato.runtime.world import ReadyQueue, Watch
     from ostinato.vm.values import Frame, Task
     code = Code.__new__(Code)
     code.nlocals = 1
@@ -335,7 +337,11 @@ def test_tasks_and_watches_are_stored_without_their_defaults_and_frames_as_tuple
     task.result = 0                 # not the default None
     task.watch_depth = False        # not the default 0: another type
     watch = Watch(3, task, [], 'change')
-    assert sorted(task.__getstate__()) == ['frame', 'id', 'name', 'result', 'state', 'watch_depth']
+    # (id, name, frame, state, waiting, since, waits, its frames, the rest)
+    state = task.__getstate__()
+    assert state == (7, 'dialogue', None, 'waiting', None, None, 0,
+                     ((code, None, None, None, 0, [], [None], ()),),
+                     {'result': 0, 'watch_depth': False}), state
     assert frame.__getstate__() == (code, None, None, None, None, 0, [], [None], ())
     assert sorted(watch.__getstate__()) == ['id', 'objs', 'task']
     db = ZODB.DB(str(tmp_path / 'db.fs'))
@@ -353,6 +359,19 @@ def test_tasks_and_watches_are_stored_without_their_defaults_and_frames_as_tuple
         assert (t.frame.pc, t.frame.handlers, t.frame.parent, t.frame.caller) == (0, (), None, None)
         assert (t.frame.code.nlocals, t.frame.stack, t.frame.locals) == (1, [], [None])
         assert (w.kind, w.dirty, w.task is t) == ('change', False, True)
+        check.close()
+        # Nothing but the fixed fields: no dict of the rest.
+        task.result, task.watch_depth = None, 0
+        assert len(task.__getstate__()) == 8
+        # The ready queue: (head, tail, count, front task, its wait if woken).
+        q = ReadyQueue()
+        q.append(task)
+        assert q.__getstate__() == (None, None, 1, task, None)
+        conn.root()['q'] = q
+        transaction.commit()
+        check = db.open(transaction.TransactionManager())
+        q2 = check.root()['q']
+        assert list(q2) == [check.root()['t']] and len(q2) == 1 and q2.woken() is None
         check.close()
     finally:
         transaction.abort()

@@ -338,7 +338,7 @@ class Simulation(Service):
             else:
                 self.end(sched, run, ENDED)
             return True
-        if task.done or not _waits_on(task, messages):
+        if task.done or not _waits_on(task, messages) or task in sched.world.ready:
             return False
         unanswered = []
         for m in reversed(ms):
@@ -371,7 +371,9 @@ def _llm_pending(world):
 
 def _waits_on(task, obj):
     """Whether the task waits for a change of `obj` (the dialogue waiting for
-    the user's next message waits on the thread's messages)."""
+    the user's next message waits on the thread's messages), by its record:
+    one whose wait fired may still say so while it is in the ready queue
+    (runtime/world.py ReadyQueue.wake)."""
     w = task.waiting
     return task.state == 'waiting' and type(w) is Watch and any(o is obj for o in w.objs)
 

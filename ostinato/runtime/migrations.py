@@ -22,7 +22,7 @@ from __future__ import annotations
 from BTrees.OOBTree import OOBTree
 
 from ..vm.values import OList, OMap, OObject, OType
-from .world import SCHEMA_VERSION, Outbox, ReadyQueue, WatchTree
+from .world import SCHEMA_VERSION, Outbox, OutboxTree, Outgoing, ReadyQueue, WatchTree
 
 # from-version -> (what the step does, function(world))
 STEPS = {}
@@ -235,3 +235,56 @@ def _group_member(key):
         return int(parts[3])
     except ValueError:
         return None
+
+
+@step(12, "a task's top frames (at most two, those only the task reaches) are stored inside "
+          "the task's record, not as records of their own (vm/values.py `Task.__getstate__`)")
+def _frames_in_tasks(world):
+    # Nothing to convert: a frame stored as a record of its own loads as
+    # one and keeps it (a frame loaded from its record stays `shared`);
+    # the frames called from now on go inside their tasks.  The version
+    # goes up so that an older Ostinato, which cannot read a task with
+    # frames inside, refuses the database.
+    pass
+
+
+@step(13, "taking a task off the ready queue writes the task, not the queue: whoever loads "
+          "the queue skips the entries at its front whose task no longer points back at them "
+          "(runtime/world.py ReadyQueue)")
+def _ready_queue_taken_by_the_task(world):
+    # Nothing to convert: a queue written before has no such entries.  The
+    # version goes up so that an older Ostinato, which would run the task
+    # of such an entry again, refuses the database.
+    pass
+
+
+@step(14, "a task whose wait fired while nothing else was ready is kept in the ready queue's "
+          "record with the number of that wait (ReadyQueue.woken_wait, Task.waits), and is "
+          "not written until its turn")
+def _woken_in_the_queue(world):
+    # Nothing to convert: a queue written before holds no such task, and a
+    # task that never counted its waits counts from 0.  The version goes
+    # up so that an older Ostinato, which would take such a task for one
+    # still waiting, refuses the database.
+    pass
+
+
+@step(15, "a bot message waiting in the outbox is an entry of the outbox's tree (OutboxTree, "
+          "small buckets), not an OutMessage record of its own")
+def _outbox_entries(world):
+    box = world.outbox
+    old = box.pending
+    tree = OutboxTree()
+    for seq, m in old.items():
+        tree[seq] = Outgoing(seq, m.channel, m.thread_id, m.text, m.done, m.attempts).entry()
+    box.pending = tree
+
+
+@step(16, "a task and the ready queue are stored as tuples of their fields, not dicts that "
+          "name them (Task.STORED, ReadyQueue.STORED)")
+def _task_and_queue_tuples(world):
+    # Nothing to convert: a task or a queue stored as a dict still loads,
+    # and is stored as a tuple when next written.  The version goes up so
+    # that an older Ostinato, which cannot read the tuples, refuses the
+    # database.
+    pass

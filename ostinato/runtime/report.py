@@ -173,9 +173,20 @@ def waits_for(task, now=None, depth=0):
     return None
 
 
-def describe_wait(task, now=None):
+def state_of(task, world=None):
+    """The task's state: 'ready' for the task whose wait fired onto the
+    empty ready queue, which its record still says is waiting (runtime/
+    world.py ReadyQueue.wake)."""
+    if world is not None and task.state == 'waiting' and world.ready.woken() is task:
+        return 'ready'
+    return task.state
+
+
+def describe_wait(task, now=None, world=None):
     """What the task waits for: in words first when they are known
     (`waits_for`), then how (`waiting for a change of ...`)."""
+    if state_of(task, world) == 'ready':
+        return 'ready'
     now = _time.time() if now is None else now
     how = _how_it_waits(task, now)
     words = waits_for(task, now) if how != task.state else None
@@ -316,15 +327,16 @@ def find_task(world, tid):
     return t
 
 
-def task_line(task, now=None, widths=(0, 0, 0)):
+def task_line(task, now=None, widths=(0, 0, 0), world=None):
     """One line: id, name, state, what it waits for, since when, goal stack,
     and `[old code]` when a frame runs replaced code.  `widths` pads the
     first three columns."""
     now = _time.time() if now is None else now
+    state = state_of(task, world)
     parts = [str(task.id).rjust(widths[0]), task.name.ljust(widths[1]),
-             task.state.ljust(widths[2])]
-    wait = describe_wait(task, now)
-    if wait != task.state:
+             state.ljust(widths[2])]
+    wait = describe_wait(task, now, world)
+    if wait != state:
         since = since_text(task, now)
         parts.append(wait + (', since ' + since if since else ''))
     parts.append('goals: ' + ' > '.join(goal_stack(task)))
@@ -341,7 +353,7 @@ def tasks_text(world, now=None):
         return 'no live tasks'
     widths = (max(len(str(t.id)) for t in tasks), max(len(t.name) for t in tasks),
               max(len(t.state) for t in tasks))
-    return '\n'.join(task_line(t, now, widths) for t in tasks)
+    return '\n'.join(task_line(t, now, widths, world) for t in tasks)
 
 
 def task_data(task, world=None, now=None):
@@ -349,10 +361,11 @@ def task_data(task, world=None, now=None):
     what it waits for, since when (Unix seconds), its goal stack, whether a
     frame runs replaced code, and whether it is the main task."""
     now = _time.time() if now is None else now
-    wait = describe_wait(task, now)
-    return {'id': task.id, 'name': task.name, 'state': task.state,
-            'waiting': wait if wait != task.state else None,
-            'waits_for': waits_for(task, now),
+    state = state_of(task, world)
+    wait = describe_wait(task, now, world)
+    return {'id': task.id, 'name': task.name, 'state': state,
+            'waiting': wait if wait != state else None,
+            'waits_for': waits_for(task, now) if state == task.state else None,
             'since': getattr(task, 'since', None),
             'goals': goal_stack(task),
             'old_code': bool(old_frames(task)),
@@ -384,9 +397,10 @@ def task_text(world, tid, now=None):
     now = _time.time() if now is None else now
     task = find_task(world, tid)
     main = ' (the main task)' if world.main_task is task else ''
-    lines = ['task %d %s%s: %s' % (task.id, task.name, main, task.state)]
-    wait = describe_wait(task, now)
-    if wait != task.state:
+    state = state_of(task, world)
+    lines = ['task %d %s%s: %s' % (task.id, task.name, main, state)]
+    wait = describe_wait(task, now, world)
+    if wait != state:
         since = since_text(task, now)
         lines.append('  ' + wait + (', since ' + since if since else ''))
     lines.append('goals: ' + ' > '.join(goal_stack(task)))
@@ -440,7 +454,7 @@ def module_status(m):
 
 def world_info(world):
     """Figures of a world as (label, text) pairs, then a list of module lines."""
-    states = Counter(t.state for t in world.tasks.values())
+    states = Counter(state_of(t, world) for t in world.tasks.values())
     rows = [
         ('schema version', str(world.schema)),
         ('bytecode version', str(BYTECODE_VERSION)),

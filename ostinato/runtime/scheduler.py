@@ -216,15 +216,23 @@ class Scheduler:
         watch is released, unless `keep_watch`: a watch that just fired
         stays in `task.waiting` and in the indexes until the task's next
         turn (runtime/watches.py `changed` says why)."""
-        if not keep_watch:
+        ready = self.world.ready
+        if keep_watch:
+            # A wait that fired: on an empty queue the task is kept in the
+            # queue's record and not written until its turn (ReadyQueue
+            # `wake`); its record says it waits meanwhile, so its watch
+            # may fire again, which changes nothing.
+            if task in ready or (not front and ready.wake(task)):
+                return
+        else:
             watches.release(self.world, task)
             task.waiting = None
         task.state = 'ready'
         task.since = None
         if front:
-            self.world.ready.appendleft(task)
+            ready.appendleft(task)
         else:
-            self.world.ready.append(task)
+            ready.append(task)
 
     # ------------------------------------------------------------ changes
     # The watch index is runtime/watches.py's; these are the VM's entries.
@@ -842,6 +850,7 @@ class Scheduler:
         w = self.world
         task.state = 'waiting'
         task.since = time.time()     # for `ostinato tasks`
+        task.waits += 1              # what ReadyQueue.wake knows this wait by
         kind = type(request)
         if kind is R.Sleep:
             s = request.seconds

@@ -21,7 +21,7 @@ from persistent import Persistent
 
 from ..vm import values as V
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 17
 
 
 class Watch(Persistent):
@@ -87,44 +87,132 @@ class ReadyQueue(Persistent):
     """The FIFO of tasks that can run now (docs/language.md §15.1), as a chain
     of ReadyLinks.  Nothing that grows with the queue lives in a record a
     turn rewrites: pushing writes the new link, the old last link and this
-    small record; popping writes this record.  Each queued task knows its
-    link (`Task.ready_link`), so membership and removal cost O(1).
+    small record.  Each queued task knows its link (`Task.ready_link`), so
+    membership and removal cost O(1).
 
     A task queued while the queue is empty is kept in this record itself
     (`task`: the queue is then its own task's link, the one at the front),
     not in a link of its own: one message at a time, every message's
     intake queued a task on an empty queue, and its link was a record more
-    (schema 9 and older)."""
+    (schema 9 and older).
+
+    Taking the front task out (`popleft`) writes the task, not this record
+    (schema 14): the task's `ready_link` is None again, and the turn that
+    follows writes the task anyway, so whoever loads this record skips the
+    entries at its front whose task no longer points back at them
+    (`_settle`).  Only the front is taken that way, so such entries are
+    always a prefix, and `count` counts them until they are skipped.  An
+    abort of the transaction that took them loads this record again: the
+    tasks are back at the front.  The queue's record was written by every
+    turn, one record per chat message.
+
+    A change that wakes a waiting task onto the empty queue (`wake`)
+    writes this record, not the task (schema 15): the task's record still
+    says it waits, and `woken_wait` holds the number of the wait it woke from
+    (`Task.waits`), so that its front place is known for what it is until
+    the task's turn writes it (a next wait, an end).  A chat message's
+    intake wrote the task, its top frames inside, only to say it was
+    ready."""
 
     task = None         # the front task, when it was queued on an empty queue
+    woken_wait = None   # that task's `waits`, when `wake` put it there
 
     def __init__(self):
         self.head = None
         self.tail = None
         self.count = 0
 
+    # Stored as the tuple of these (schema 17): every chat message's intake
+    # writes this record, and the names were half of it.  A dict still loads.
+    STORED = ('head', 'tail', 'count', 'task', 'woken_wait')
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        if not set(state) <= set(ReadyQueue.STORED):
+            return state
+        return tuple([state.get(k) for k in ReadyQueue.STORED])
+
+    def __setstate__(self, state):
+        if type(state) is tuple:
+            state = {k: v for k, v in zip(ReadyQueue.STORED, state)
+                     if v is not None or k in ('head', 'tail')}
+        super().__setstate__(state)
+
+    def _settle(self):
+        """Skip the entries at the front that were taken out by a
+        transaction that did not write this record: in memory only, as
+        the record would read if that transaction had written it."""
+        self._p_activate()
+        d = self.__dict__
+        t = d.get('task')
+        if t is not None and not self._front_is(t):
+            d['task'] = None
+            d.pop('woken_wait', None)
+            d['count'] -= 1
+        link = d['head']
+        while link is not None and (link.task is None or link.task.ready_link is not link):
+            if link.task is not None:
+                d['count'] -= 1
+            link = link.next
+            d['head'] = link
+        if link is None:
+            d['tail'] = None
+
+    def _front_is(self, t):
+        """Whether `t`, held in this record, is still queued."""
+        n = self.__dict__.get('woken_wait')
+        if n is None:
+            return t.ready_link is self
+        return t.ready_link is None and t.state == 'waiting' and t.waits == n
+
+    def woken(self):
+        """The task `wake` keeps at the front (its record says it waits),
+        or None."""
+        self._settle()
+        return self.task if self.__dict__.get('woken_wait') is not None else None
+
+    def wake(self, task):
+        """Queue the waiting `task`, whose wait just fired, without writing
+        it -- if the queue is empty; else do nothing and return False."""
+        self._settle()
+        if self.count != 0:
+            return False
+        self.head = self.tail = None
+        self.task = task
+        self.woken_wait = task.waits
+        self.count = 1
+        return True
+
     def __len__(self):
+        self._settle()
         return self.count
 
     def __bool__(self):
+        self._settle()
         return self.count > 0
 
     def __contains__(self, task):
         link = task.ready_link
-        return link is not None and link.task is task
+        if link is None:
+            return self.woken() is task
+        return link.task is task
 
     def __iter__(self):
+        self._settle()
         if self.task is not None:
             yield self.task
         link = self.head
         while link is not None:
-            if link.task is not None:
-                yield link.task
+            t = link.task
+            if t is not None and t.ready_link is link:
+                yield t
             link = link.next
 
     def append(self, task):
+        self._settle()
         if self.count == 0:
             # Links emptied by `remove` are left behind: drop them.
+            self.__dict__.pop('woken_wait', None)
             self.head = self.tail = None
             self.task = task
             self.count = 1
@@ -140,9 +228,14 @@ class ReadyQueue(Persistent):
         task.ready_link = link
 
     def appendleft(self, task):
+        self._settle()
         front = self.task
         if front is not None:
-            # Only the front task is kept here: it moves into a link.
+            # Only the front task is kept here: it moves into a link (and,
+            # woken, says it is ready: a link's task is written).
+            if self.__dict__.pop('woken_wait', None) is not None:
+                front.state = 'ready'
+                front.since = None
             self.task = None
             link = ReadyLink(front, self.head)
             self.head = link
@@ -157,30 +250,61 @@ class ReadyQueue(Persistent):
         task.ready_link = link
 
     def popleft(self):
-        task = self.task
+        """Take the front task out: the task is written (see the class),
+        not this record."""
+        self._settle()
+        d = self.__dict__
+        task = d.get('task')
         if task is not None:
-            self.task = None
+            d['task'] = None
+            d.pop('woken_wait', None)
         else:
-            link = self.head
+            link = d['head']
             while link is not None and link.task is None:
                 link = link.next
             if link is None:
                 raise IndexError('pop from an empty ready queue')
-            self.head = link.next
-            if self.head is None:
-                self.tail = None
+            d['head'] = link.next
+            if link.next is None:
+                d['tail'] = None
             task = link.task
-        self.count -= 1
+        d['count'] -= 1
         task.ready_link = None
+        jar = self._p_jar
+        if jar is not None and not self._p_changed:
+            # What was taken out only in memory is put back by an abort:
+            # the record is loaded again.
+            txn = jar.transaction_manager.get()
+            if self.__dict__.get('_v_taken') is not txn:
+                self._v_taken = txn
+                txn.addAfterAbortHook(_reload, (self,))
+                txn.addAfterCommitHook(_reload_unless, (self,))
         return task
 
     def remove(self, task):
+        self._settle()
         link = task.ready_link
+        if link is None and self.woken() is task:
+            del self.woken_wait
+            self.task = None
+            self.count -= 1
+            return
         if link is None or link.task is not task:
             raise ValueError('the task is not in the ready queue')
         link.task = None
         self.count -= 1
         task.ready_link = None
+
+
+def _reload(queue):
+    """After an abort: forget what this process took off `queue` without
+    writing it (ReadyQueue.popleft)."""
+    queue._p_invalidate()
+
+
+def _reload_unless(committed, queue):
+    if not committed:           # a failed commit, which the caller aborts
+        queue._p_invalidate()
 
 
 class World(Persistent):
@@ -235,13 +359,9 @@ class World(Persistent):
 
 
 class OutMessage(Persistent):
-    """A bot message waiting for its channel to send it.
-
-    Written in the turn that sent it, so it exists exactly when that turn
-    committed; the channel sends it after the commit and removes it when
-    the chat service confirmed.  `done` counts the pieces already confirmed
-    (a channel may have to send a long text in several pieces), and
-    `attempts` the sends begun, so a resend after a crash is known."""
+    """A bot message waiting for its channel to send it, as a record of its
+    own: the form of schema 15 and older, which migration 15 turns into an
+    entry of the outbox's tree (`Outgoing`)."""
 
     def __init__(self, seq, channel, thread_id, text):
         self.seq = seq
@@ -250,6 +370,49 @@ class OutMessage(Persistent):
         self.text = text
         self.done = 0
         self.attempts = 0
+
+
+class Outgoing:
+    """A bot message waiting for its channel to send it: what `Outbox`
+    hands out of an entry of its tree.  Written in the turn that sent it,
+    so it exists exactly when that turn committed; the channel sends it
+    after the commit and removes it when the chat service confirmed.
+    `done` counts the pieces already confirmed (a channel may have to send
+    a long text in several pieces), and `attempts` the sends begun, so a
+    resend after a crash is known; a change of them is stored by
+    `Outbox.update`."""
+
+    __slots__ = ('seq', 'channel', 'thread_id', 'text', 'done', 'attempts')
+
+    def __init__(self, seq, channel, thread_id, text, done=0, attempts=0):
+        self.seq = seq
+        self.channel = channel
+        self.thread_id = thread_id
+        self.text = text
+        self.done = done
+        self.attempts = attempts
+
+    def entry(self):
+        """Its entry in the tree: (channel, thread id, text), and the two
+        counters once either is not 0."""
+        if self.done or self.attempts:
+            return (self.channel, self.thread_id, self.text, self.done, self.attempts)
+        return (self.channel, self.thread_id, self.text)
+
+
+def _outgoing(seq, entry):
+    return Outgoing(seq, *entry)
+
+
+class OutboxTree(IOBTree):
+    """The outbox's pending messages by number, each an entry of its
+    bucket (`Outgoing.entry`), not a record of its own: a reply wrote the
+    bucket and its OutMessage (schema 15 and older).  Buckets are kept
+    small, since each holds its messages' texts: while a channel is away,
+    its messages pile up, and every reply rewrites the last bucket."""
+
+    max_leaf_size = 16
+    max_internal_size = 64
 
 
 class Outbox(Persistent):
@@ -264,7 +427,7 @@ class Outbox(Persistent):
 
     def __init__(self):
         self.next_seq = 1
-        self.pending = IOBTree()      # seq -> OutMessage
+        self.pending = OutboxTree()   # seq -> Outgoing.entry()
         self.sent = 0                 # messages confirmed
         self.resent = 0               # sends begun again after a crash
         self.failed = 0               # messages the chat service refused for good
@@ -277,14 +440,30 @@ class Outbox(Persistent):
 
     def add(self, channel, thread_id, text):
         seq = self.last_seq() + 1
-        m = self.pending[seq] = OutMessage(seq, channel, thread_id, text)
+        m = Outgoing(seq, channel, thread_id, text)
+        self.pending[seq] = m.entry()
         return m
+
+    def get(self, seq):
+        """Message `seq`, or None when it is not pending."""
+        entry = self.pending.get(seq)
+        return None if entry is None else _outgoing(seq, entry)
+
+    def messages(self, channel=None):
+        """The pending messages (of `channel`), oldest first."""
+        return [_outgoing(seq, e) for seq, e in self.pending.items()
+                if channel is None or e[0] == channel]
+
+    def update(self, m):
+        """Store what changed of the pending message `m` (its counters)."""
+        if m.seq in self.pending:
+            self.pending[m.seq] = m.entry()
 
     def remove(self, seq, outcome='sent'):
         """Take message `seq` out, counted as `outcome` ('sent' or
         'failed'); returns it, or None when it is not pending."""
-        m = self.pending.pop(seq, None)
-        if m is None:
+        entry = self.pending.pop(seq, None)
+        if entry is None:
             return None
         if seq >= self.next_seq:
             self.next_seq = seq + 1
@@ -292,7 +471,7 @@ class Outbox(Persistent):
             self.sent += 1
         else:
             self.failed += 1
-        return m
+        return _outgoing(seq, entry)
 
 
 def service_state(world, name, make=None):

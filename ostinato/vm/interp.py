@@ -265,6 +265,10 @@ class VM:
         A pending `task.resume` (('value', v) or ('error', e, where)) is applied
         first."""
         self.task = task
+        # Its top frames are stored inside its record (values.Task), and
+        # change without telling it: the task is written by the commit
+        # that covers this run, and an abort reloads them with it.
+        task._p_changed = True
         frame = task.frame
         pending = task.resume
         if pending is not None:
@@ -980,6 +984,7 @@ class VM:
                 elif op == MAKE_FUNCTION:
                     if frame is None:
                         frame = _materialize(callers, stack, locs)
+                    V.share(frame)
                     stack.append(Function(arg, frame, module))
                 elif op == DEF_GLOBAL:
                     if frame is None:
@@ -1002,8 +1007,10 @@ class VM:
                     if arg == 'goal':
                         stack.append(frame.goal if frame.goal is not None else module)
                     elif arg == 'caller':
+                        V.share(frame.caller)
                         stack.append(frame.caller)
                     else:
+                        V.share(frame.parent)
                         stack.append(frame.parent)
                 elif op == TYPE:
                     self._define_type(stack, arg, module)
@@ -1092,6 +1099,7 @@ class VM:
         fcode, name = arg
         ns = module.ns
         old = ns.get(name)
+        V.share(frame)
         if type(old) is Function and old.code.qualname == fcode.qualname \
                 and old.module is module:
             # An upgrade (or a re-run of the top level) replaces the code in

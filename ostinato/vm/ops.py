@@ -20,7 +20,7 @@ from . import limits
 from .printing import display
 from .values import (
     Builtin, Curried, Frame, Function, OList, OMap, OModule, OObject, OQueue,
-    OSet, OstError, OType, Span, Task, kind,
+    OSet, OstError, OType, Span, Task, kind, share,
 )
 
 __all__ = [
@@ -406,8 +406,10 @@ def get_field(x, name):
         if name == '__goal__':
             return x.goal
         if name == '__caller__':
+            share(x.caller)
             return x.caller
         if name == '__parent__':
+            share(x.parent)
             return x.parent
         return x.local(name)
     if t is Function or t is OType or t is Builtin or t is Curried:

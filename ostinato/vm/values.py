@@ -731,6 +731,15 @@ def without_defaults(cls, state):
     return out
 
 
+# How many of a task's frames, from the top, are stored inside the task's
+# record (schema 13) rather than as records of their own: the wait's own
+# call and the frame that made it, the two that nearly every turn changes.
+# A chat message's turn wrote the task and those two frames, three records
+# where one does; the frames below rarely change, and inside the task they
+# would be written again at every turn.
+INLINE_FRAMES = 2
+
+
 class Frame(Persistent):
     """One activation: code, program counter, its own value stack, its local
     slots, the dynamic caller, the lexical parent, and the goal (the Function,
@@ -738,7 +747,13 @@ class Frame(Persistent):
 
     `handlers` is the stack of active `try` blocks: (handler pc, stack depth).
     `loops` holds iteration state of active `for` loops is kept on the value
-    stack instead, so it is saved with the frame."""
+    stack instead, so it is saved with the frame.
+
+    A frame is stored inside its task's record (Task.__getstate__) while
+    only the task reaches it; once anything else can (`share`: a closure's
+    defining frame, `__caller__` handed out, and then every frame below it),
+    or once it was stored as a record of its own, it keeps its own record,
+    so it has one identity however many records refer to it."""
 
     # Defaults for what a fast call leaves unset: a frame starts at pc 0 with
     # no handlers (whoever adds a handler first gives the frame its own list).
@@ -746,6 +761,10 @@ class Frame(Persistent):
     handlers = ()
     parent = None
     caller = None
+    # Reachable from elsewhere than its task, or loaded from a record of its
+    # own: never stored inside a task's record.  Not stored itself (a frame
+    # loaded from its own record is one again).
+    shared = False
 
     # A frame is stored as the tuple of these, in this order (a waiting
     # dialogue keeps two or more frames, and every turn writes one or two):
@@ -762,6 +781,14 @@ class Frame(Persistent):
         if type(state) is tuple:
             state = dict(zip(Frame.FIELDS, state))
         super().__setstate__(state)
+        self.__dict__['shared'] = True      # loaded from its own record: it keeps it
+
+    def _inline_state(self):
+        """Its state inside its task's record: that of its own record but
+        the caller (the next frame there, or the task's `frame`)."""
+        d = self.__dict__
+        return (d['code'], d['goal'], d['module'], d.get('parent'), d.get('pc', 0),
+                d['stack'], d['locals'], d.get('handlers') or ())
 
     def __init__(self, code, goal, module, parent, caller):
         self.code = code
@@ -812,6 +839,7 @@ class Task(Persistent):
     ready_link = None         # its place in the ready queue (runtime.world.ReadyQueue)
     parked = False            # stopped by the runtime, waiting for the operator
     crashes = 0               # process stops in its current turn (runtime recover)
+    waits = 0                 # the waits it began (runtime.world.ReadyQueue `wake`)
 
     def __init__(self, tid, name, frame):
         self.id = tid
@@ -832,11 +860,65 @@ class Task(Persistent):
         self.importer = None      # the task waiting for this module load
         self.reported = False     # its uncaught error was reported
 
+    # Stored with its top frames (at most INLINE_FRAMES, those no one else
+    # reaches: Frame.shared) inside: `frames` holds their states, top
+    # first, and `frame` the one below them (a record of its own, or
+    # None).  The state is a tuple: the values of STORED, which every
+    # waiting task has, then the frames (or None), then a dict of the
+    # other attributes that differ from their defaults, when any does
+    # (`without_defaults`): a waiting chat dialogue's task named seven
+    # attributes, 70 bytes of its record (schema 16 and older: a dict).
+    STORED = ('id', 'name', 'frame', 'state', 'waiting', 'since', 'waits')
+
     def __getstate__(self):
-        return without_defaults(Task, super().__getstate__())
+        state = without_defaults(Task, super().__getstate__())
+        frame = state.get('frame')
+        inline = []
+        while frame is not None and len(inline) < INLINE_FRAMES and frame._p_oid is None \
+                and not frame.shared:
+            inline.append(frame._inline_state())
+            frame = frame.caller
+        if inline:
+            state['frame'] = frame
+        cls = Task.__dict__
+        out = tuple([state.pop(k, cls.get(k)) for k in Task.STORED]) + \
+            (tuple(inline) if inline else None,)
+        return out + (state,) if state else out
+
+    def __setstate__(self, state):
+        if type(state) is tuple:
+            d = dict(zip(Task.STORED, state))
+            if state[7] is not None:
+                d['frames'] = state[7]
+            if len(state) > 8:
+                d.update(state[8])
+            state = d
+        frames = state.get('frames')
+        if frames is not None:
+            state = dict(state)
+            del state['frames']
+            below = state.get('frame')
+            for s in reversed(frames):
+                f = Frame.__new__(Frame)
+                d = f.__dict__      # in no database: past the change tracking
+                d['code'], d['goal'], d['module'], d['parent'], d['pc'], d['stack'], \
+                    d['locals'], d['handlers'] = s
+                d['caller'] = below
+                below = f
+            state['frame'] = below
+        super().__setstate__(state)
 
     def __repr__(self):
         return '<Task %s %s>' % (self.id, self.name)
+
+
+def share(frame):
+    """`frame` is reachable from elsewhere than its task now (a closure
+    made in it, `__caller__` handed out): it and the frames below it --
+    its record names its caller -- keep records of their own."""
+    while frame is not None and not frame.shared:
+        frame.__dict__['shared'] = True     # what is stored does not change
+        frame = frame.caller
 
 
 class OQueue(Persistent):

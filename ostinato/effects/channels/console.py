@@ -129,7 +129,7 @@ class ConsoleChannel(Service):
         box = sched.world.outbox
         if not box.pending:
             return
-        queued = [m for m in box.pending.values() if m.channel == CHANNEL]
+        queued = box.messages(CHANNEL)
         if not queued:
             return
 

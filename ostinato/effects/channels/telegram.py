@@ -239,7 +239,9 @@ class TelegramChannel(Service):
 
     # ------------------------------------------------------------ service protocol
     def busy(self, sched):
-        return self.fatal is None and not self.stopping.is_set()
+        # A fatal error keeps the run going until poll() raises it: the run
+        # ended with 0 when it looked at busy() first (a rejected token).
+        return self.fatal is not None or not self.stopping.is_set()
 
     # How recent the gate's last yes must be for the poller to ask Telegram:
     # a worker whose process was frozen longer than this (runtime/pg.py's
@@ -538,16 +540,20 @@ class TelegramChannel(Service):
         box = sched.world.outbox
         if not box.pending:
             return
-        todo = [m for m in box.pending.values()
-                if m.channel == CHANNEL and m.seq not in self.inflight]
+        todo = [m for m in box.messages(CHANNEL) if m.seq not in self.inflight]
         if not todo:
             return
 
         def mark():
+            # Read again: a conflict runs this again from what is stored.
             for m in todo:
-                if m.attempts:
+                now = box.get(m.seq)
+                if now is None:
+                    continue
+                if now.attempts:
                     box.resent += 1       # begun by a process that stopped before the answer
-                m.attempts += 1
+                now.attempts += 1
+                box.update(now)
         sched.transact(mark)
         _crash_point('marked')
         for m in todo:
@@ -603,7 +609,7 @@ class TelegramChannel(Service):
     def confirm(self, sched, results):
         box = sched.world.outbox
         for kind, seq, value in results:
-            m = box.pending.get(seq)
+            m = box.get(seq)
             if m is None:
                 self.inflight.discard(seq)
                 continue
@@ -612,6 +618,8 @@ class TelegramChannel(Service):
                 if m.done >= value[1]:
                     box.remove(seq)
                     self.inflight.discard(seq)
+                else:
+                    box.update(m)
             else:
                 box.remove(seq, 'failed')
                 self.inflight.discard(seq)

@@ -281,7 +281,7 @@ class WebChannel(Service):
         box = sched.world.outbox
         if not box.pending:
             return
-        mine = [seq for seq, m in box.pending.items() if m.channel == CHANNEL]
+        mine = [m.seq for m in box.messages(CHANNEL)]
         if not mine:
             return
 

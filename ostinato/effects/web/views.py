@@ -165,14 +165,15 @@ def last_calls(world, limit=5000):
     return out
 
 
-def task_row(t, calls, now):
-    wait = report.describe_wait(t, now)
+def task_row(t, calls, now, world=None):
+    state = report.state_of(t, world)
+    wait = report.describe_wait(t, now, world)
     waiting = getattr(t, 'waiting', None)
     asking = waiting[1] if type(waiting) is tuple and len(waiting) == 2 and waiting[0] == 'llm' \
         else None
     since = getattr(t, 'since', None)
-    return {'id': t.id, 'name': t.name, 'state': t.state,
-            'wait': '' if wait == t.state else wait,
+    return {'id': t.id, 'name': t.name, 'state': state,
+            'wait': '' if wait == state else wait,
             'since': iso(since), 'ago': report.duration(now - since) if since else '',
             'goals': report.goal_stack(t), 'old': bool(report.old_frames(t)),
             'call': calls.get(t.id), 'asking': asking}
@@ -183,7 +184,7 @@ def tasks(world, state=None, text=None, now=None):
     text found in the id, name, wait or goal stack; and the states seen."""
     now = time.time() if now is None else now
     calls = last_calls(world)
-    rows = [task_row(t, calls, now) for t in report.live_tasks(world)]
+    rows = [task_row(t, calls, now, world) for t in report.live_tasks(world)]
     states = sorted({r['state'] for r in rows})
     if state:
         rows = [r for r in rows if r['state'] == state]
@@ -218,7 +219,7 @@ def task(world, tid, now=None):
     source line.  Raises report.NoSuchTask."""
     now = time.time() if now is None else now
     t = report.find_task(world, tid)
-    row = task_row(t, last_calls(world), now)
+    row = task_row(t, last_calls(world), now, world)
     row['main'] = world.main_task is t
     row['error'] = None
     if t.state == 'failed' or t.error is not None:
