@@ -12,13 +12,11 @@ from __future__ import annotations
 import io
 import sys
 
-from ZODB.FileStorage import FileStorage
-
-from ostinato.classcodes import record_class
 from ostinato.runtime.scheduler import Scheduler
 from ostinato.runtime.store import Store
 from ostinato.runtime.txn import StoreTransactions
 from ostinato.vm import ops
+from records import last_commit_classes
 
 LOOP = '''\
 type Box:
@@ -132,14 +130,7 @@ class Program:
         """The classes of the records the last commit wrote (closes the
         database)."""
         self.store.close()
-        storage = FileStorage(self.path, read_only=True)
-        try:
-            last = None
-            for txn in storage.iterator():
-                last = [record_class(r.data)[1] for r in txn]
-            return sorted(last)
-        finally:
-            storage.close()
+        return last_commit_classes(self.path)
 
 
 def test_a_wake_up_writes_its_top_frames_inside_the_task_record(tmp_path):

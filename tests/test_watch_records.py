@@ -27,6 +27,7 @@ from ostinato.runtime.store import Store
 from ostinato.runtime.txn import StoreTransactions
 from ostinato.vm import ops
 from ostinato.vm.values import OList
+from records import last_commit_classes
 
 # `tail(l)` is a new list on every evaluation, like channels'
 # messages_since_bot; the waiter waits until it is not empty.  `other`
@@ -142,14 +143,7 @@ class Program:
         """The classes of the records the last commit wrote (closes the
         database)."""
         self.store.close()
-        storage = FileStorage(self.path, read_only=True)
-        try:
-            last = None
-            for txn in storage.iterator():
-                last = [record_class(r.data)[1] for r in txn]
-            return sorted(last)
-        finally:
-            storage.close()
+        return last_commit_classes(self.path)
 
 
 def test_a_wait_does_not_watch_the_list_its_evaluation_made(tmp_path):
