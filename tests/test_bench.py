@@ -39,10 +39,11 @@ def run_bench(name, *args, tmp_path):
 
 
 def RECORDS(case):
-    """The records and persistent references written per message (issue 28)."""
+    """The records and persistent references written per message, and the
+    CPU time a message takes (issue 28)."""
     return ['%s_%s' % (case, name) for name in (
         'intake_records_per_msg', 'intake_refs_per_msg', 'turn_records_per_msg',
-        'turn_refs_per_msg', 'records_per_msg')]
+        'turn_refs_per_msg', 'records_per_msg', 'cpu_per_msg')]
 
 
 def test_durable_prints_every_figure(tmp_path):
