@@ -412,3 +412,77 @@ def test_a_bot_message_is_kept_inside_the_outbox_tree(tmp_path):
         assert [x.seq for x in box.messages('bench')] == [1, 2] and box.messages('web') == []
     finally:
         store.close()
+
+
+def turn_classes(bench, tmp_path, name, dialogues=2):
+    """The classes of the records that one message's turn wrote (the third
+    message of dialogue 0: the second one's turn still settles what the
+    build left)."""
+    from ZODB.FileStorage import FileStorage
+
+    from ostinato.classcodes import record_class
+    path = str(tmp_path / name)
+    bench.OstinatoDialogues.build(path, dialogues)
+    d = bench.OstinatoDialogues(path)
+    try:
+        d.resume(0, bench.message_text(0, 2))
+        d.deliver_all([(0, bench.message_text(0, 3))])
+        tid = d.store.storage.lastTransaction()
+        d.process()
+    finally:
+        d.close()
+    storage = FileStorage(path, read_only=True)
+    try:
+        return sorted(record_class(r.data)[1] for txn in storage.iterator(tid)
+                      if txn.tid > tid for r in txn)
+    finally:
+        storage.close()
+
+
+def test_the_new_messages_a_wait_returns_are_no_record_of_their_own(bench, tmp_path):
+    """`wait_for_new_messages_on_thread` returns the user's new messages as
+    a tuple (no identity, nothing to change), kept inside the waiting
+    frame's record: a list was a record of its own in every turn, though
+    only that frame held it.  The one list the turn writes is the thread's
+    messages (the reply)."""
+    written = turn_classes(bench, tmp_path, 'slice.fs')
+    assert written.count('OList') == 1, written
+
+
+def test_a_turn_that_reads_and_replies_does_not_write_the_thread(bench, tmp_path):
+    """How far skills have read a thread (`read_upto(thread)`) is kept with
+    its messages, in the list's record, which the reply writes anyway: on
+    the Thread it was a record more in every turn."""
+    written = turn_classes(bench, tmp_path, 'thread.fs')
+    assert sorted(written) == ['OList', 'OObject', 'OutboxTree', 'Task'], written
+
+
+def test_read_upto_follows_the_reads_and_an_older_field(tmp_path):
+    """`read_upto(thread)`: what the last wait returned reaches that far;
+    a thread whose field `read_upto` was set (by a frame running older
+    code of the library) counts too, whichever is further."""
+    import io
+
+    from ostinato.runtime.runner import run_file
+    from ostinato.runtime.store import Store
+    prog = tmp_path / 'marks.ost'
+    prog.write_text('''
+from channels import Thread, Message, read_upto, set_read_upto
+t = Thread(id = '1', channel = 'x', user = none, messages = [])
+print(read_upto(t))
+append(t.messages, Message(when = 'now', sender = none, text = 'a'))
+set_read_upto(t, 1)
+print(read_upto(t), t.messages == [t.messages[0]], length(t.messages))
+t.read_upto = 3
+print(read_upto(t))
+set_read_upto(t, 4)
+print(read_upto(t))
+''')
+    out, err = io.StringIO(), io.StringIO()
+    store = Store(memory=True)
+    try:
+        assert run_file(str(prog), out, err, store=store) == 0, err.getvalue()
+    finally:
+        store.close()
+    out = out.getvalue()
+    assert out.split('\n')[:4] == ['0', '1 true 1', '3', '4'], out

@@ -288,3 +288,14 @@ def _task_and_queue_tuples(world):
     # that an older Ostinato, which cannot read the tuples, refuses the
     # database.
     pass
+
+
+@step(17, "how far the skills have read a chat thread is kept with its messages (OList.mark, "
+          "stored as a list's third tuple item; stdlib/channels.ost `read_upto`), not in the "
+          "Thread's field `read_upto`")
+def _read_marks_in_lists(world):
+    # Nothing to convert: `read_upto(thread)` counts the old field too
+    # (frames running the library's older code still set it), whichever
+    # is further.  The version goes up so that an older Ostinato, which
+    # cannot read a list stored with its mark, refuses the database.
+    pass

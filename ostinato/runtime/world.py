@@ -21,7 +21,7 @@ from persistent import Persistent
 
 from ..vm import values as V
 
-SCHEMA_VERSION = 17
+SCHEMA_VERSION = 18
 
 
 class Watch(Persistent):

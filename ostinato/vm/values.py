@@ -254,6 +254,9 @@ class ListChunk(Persistent):
         self.items = items
 
 
+_LIST_STORED = frozenset(['items', '_ow', 'mark'])
+
+
 class OList(Persistent):
     """A mutable list.  `items` is a plain Python list.
 
@@ -264,6 +267,13 @@ class OList(Persistent):
 
     CHUNK = 256
 
+    # A number a library keeps with the list, not part of its value (not
+    # compared, copied or shown): how far the skills have read a chat
+    # thread's messages (`__read_upto__`, stdlib/channels.ost).  In the
+    # list's record, which a reply writes anyway; on the Thread it was a
+    # record more in every turn (schema 17 and older).
+    mark = None
+
     def __init__(self, items=None):
         self.items = [] if items is None else items
         if fresh is not None:
@@ -271,13 +281,16 @@ class OList(Persistent):
 
     def __getstate__(self):
         state = _chunked_state(self, super().__getstate__, 'items', len(self.items), self._chunks)
-        # A short list whose only other attribute is its watches (`_ow`,
-        # runtime/watches.py) is stored as the tuple (items,) or (items,
-        # watches): the names cost 12 bytes each.  A dict still loads.
+        # A short list whose only other attributes are its watches (`_ow`,
+        # runtime/watches.py) and its mark is stored as the tuple (items,),
+        # (items, watches) or (items, watches or None, mark): the names
+        # cost 12 bytes each.  A dict still loads.
         n = len(state)
-        if n == 1 and 'items' in state:
-            return (state['items'],)
-        if n == 2 and 'items' in state and '_ow' in state:
+        if 'items' in state and n <= 3 and set(state) <= _LIST_STORED:
+            if 'mark' in state:
+                return (state['items'], state.get('_ow'), state['mark'])
+            if n == 1:
+                return (state['items'],)
             return (state['items'], state['_ow'])
         return state
 
@@ -300,7 +313,12 @@ class OList(Persistent):
 
     def __setstate__(self, state):
         if type(state) is tuple:
-            state = {'items': state[0]} if len(state) == 1 else {'items': state[0], '_ow': state[1]}
+            d = {'items': state[0]}
+            if len(state) > 1 and state[1] is not None:
+                d['_ow'] = state[1]
+            if len(state) > 2:
+                d['mark'] = state[2]
+            state = d
         _set_chunked_state(self, state, super().__setstate__, 'items', _join_items)
 
     def __eq__(self, other):
