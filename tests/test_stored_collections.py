@@ -363,10 +363,11 @@ def test_tasks_and_watches_are_stored_without_their_defaults_and_frames_as_tuple
         # Nothing but the fixed fields: no dict of the rest.
         task.result, task.watch_depth = None, 0
         assert len(task.__getstate__()) == 8
-        # The ready queue: (head, tail, count, front task, its wait if woken).
+        # The ready queue: (the tree behind the front, front task, its wait
+        # if woken).
         q = ReadyQueue()
         q.append(task)
-        assert q.__getstate__() == (None, None, 1, task, None)
+        assert q.__getstate__() == (q.tree, task, None)
         conn.root()['q'] = q
         transaction.commit()
         check = db.open(transaction.TransactionManager())
