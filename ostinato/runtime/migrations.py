@@ -336,3 +336,14 @@ def _ready_tree(world):
         t.ready_link = None
         queue.append(t)
     world.ready = queue
+
+
+@step(19, "a long list keeps the items after its last full chunk in its own record (`tail`), "
+          "in chunks of 32 and runs of 8 (vm/values.py OList), so that growing by one item "
+          "writes the list's record only")
+def _list_tails(world):
+    # Nothing to convert: a list chunked before (its last chunk holding the
+    # rest) loads as it is, and is cut again when next written.  The version
+    # goes up so that an older Ostinato, which cannot read a list's tail,
+    # refuses the database.
+    pass

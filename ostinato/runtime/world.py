@@ -22,7 +22,7 @@ from persistent import Persistent
 
 from ..vm import values as V
 
-SCHEMA_VERSION = 19
+SCHEMA_VERSION = 20
 
 
 class Watch(Persistent):
