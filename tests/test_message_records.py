@@ -34,9 +34,9 @@ def bench():
 # any is answered; turns are committed in groups).  Measured, then pinned
 # with less than one record of slack.
 ONE_INTAKE = 3.5
-ONE_TURN = 6.5
-BURST_INTAKE = 6.5
-BURST_TURN = 5.5
+ONE_TURN = 4.5
+BURST_INTAKE = 4.5
+BURST_TURN = 3.5
 
 
 def run_one_at_a_time(bench, tmp_path, n=8, turns=4):
