@@ -588,7 +588,7 @@ _TABLE = [
     ('now', b_now, ()),
     ('format_time', b_format_time, ('time', 'format')),
     ('extract', extract.b_extract, ('text', 'kinds', 'now', 'zone', 'prefer', 'hours')),
-    ('lemma', lemma.b_lemma, ('text', 'lang')),
+    ('lemma', lemma.b_lemma, ('text', 'lang', 'keep_endings')),
     ('add_property', b_add_property, ('type', 'mode', 'name', 'default')),
 ]
 
