@@ -658,7 +658,7 @@ def test_a_correct_model_passes_every_case_of_the_exercise_log(tmp_path):
     assert s['runs'] == EXERCISE_RUNS
     assert s['passed'] == EXERCISE_RUNS - len({case for case, _ in EXERCISE_PROCESS_FAILS})
     assert 'tuned    28/28 runs passed (100.0 %)' in r.stdout
-    assert 'holdout  26/32 runs passed (81.2 %)' in r.stdout
+    assert 'holdout  28/32 runs passed (87.5 %)' in r.stdout
 
 
 EXERCISE_FILES = ['exercise.toml', 'exercise-blind.toml', 'exercise-blind2.toml',
@@ -694,17 +694,6 @@ EXERCISE_PROCESS_FAILS = {
         "length([e for e in user.exercise_log if mentions(e.activity, 'ball')]) == 1",
         "near([e for e in user.exercise_log if mentions(e.activity, 'ball')][0].when, '16:00', 20)",
         "85 <= [e for e in user.exercise_log if mentions(e.activity, 'ball')][0].minutes <= 95")],
-    # "30 mins ... at 6:30", said at 18:45: the past is preferred, so 18:30,
-    # though 30 minutes from 18:30 end after the message; no am/pm is asked.
-    ('30 mins on the elliptical at 6:30 (am, it turns out)',
-     "near(user.exercise_log[0].when, '06:30', 20)"),
-    # "forgot to log yesterday - swam 40 laps, ..., evening around 6": the
-    # swim's part is read from its own clause on, without "yesterday" (cut
-    # off at " - "); and even read whole, Duckling reads "yesterday" apart,
-    # a whole day that time_in leaves out, so "evening around 6" is today's
-    # 18:00.
-    ('forgot to log yesterday: swam 40 laps, ~50 min, evening around 6',
-     "user.exercise_log[0].when[0..13] in ['2026-11-20T17', '2026-11-20T18']"),
 }
 
 

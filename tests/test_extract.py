@@ -88,6 +88,29 @@ def test_a_number_after_a_comma_is_no_year():
     assert one('on May 4, 2019 at 8am', kinds=['time'])['when'].startswith('2019-05-04T08:00')
 
 
+def test_a_past_time_beside_a_duration_ended_by_now():
+    """With the past preferred, something done for the one duration a text
+    names ended by the time it was told: "30 mins ... at 6:30" said at 18:45
+    began at 06:30, not at 18:30 (exercise-blind3)."""
+    at = '2026-11-21T18:45:00-07:00'
+    found = ex('30 mins on the elliptical at 6:30', kinds=['time', 'duration'], now=at,
+               zone='America/Denver')
+    assert [(m['text'], m.get('when') or m['seconds']) for m in found] == [
+        ('30 mins', 1800), ('at 6:30', '2026-11-21T06:30:00-07:00')]
+    # What fits ends by now; the future is not moved; nor a time read
+    # without its durations.
+    assert one('30 mins at 6:30', kinds=['time'], now=at, zone='America/Denver')['when'] \
+        == '2026-11-21T18:30:00-07:00'
+    assert ex('10 mins at 6:30', kinds=['time', 'duration'], now=at,
+              zone='America/Denver')[1]['when'] == '2026-11-21T18:30:00-07:00'
+    assert ex('30 mins at 6:30', kinds=['time', 'duration'], now=at, zone='America/Denver',
+              prefer='future')[1]['when'] == \
+        one('at 6:30', kinds=['time'], now=at, zone='America/Denver', prefer='future')['when']
+    # Two durations: which one the time has is not told.
+    assert ex('30 mins at 6:30, then 5 min', kinds=['time', 'duration'], now=at,
+              zone='America/Denver')[1]['when'] == '2026-11-21T18:30:00-07:00'
+
+
 def test_hours_choose_am_or_pm_where_the_skill_knows_the_likely_hours():
     """A clock time that may be am or pm is read within the skill's hours
     (a meal's) when one reading is; a time said with am/pm is not moved."""

@@ -13,7 +13,9 @@ from a reference time one period (the step between the occurrences it
 gave) earlier, so weekdays and months are its business, not ours; zones
 and DST are Python's zoneinfo (vm/duckling.py says why not Duckling's).
 And with the past preferred, a time that only lies ahead and holds a
-duration ("5k in 28 min") is that duration: nothing logged happens later.
+duration ("5k in 28 min") is that duration: nothing logged happens later;
+nor ends later: a recurring time beside the one duration the text names
+is the last occurrence that ends by now ("30 mins at 6:30" said at 18:45).
 
 Each result is a map: `kind`, `text` (the words), `start`, `end`
 (character offsets, `text[start:end]`), and per kind the fields
@@ -302,9 +304,37 @@ def _past(reader, text, now, entities, kinds, durations):
             past = [v for v in earlier if _utc(_instant(v)) <= _utc(now)]
             if past:
                 chosen = max(past, key=lambda v: _utc(_instant(v)))
+        if chosen is not None and 'duration' in kinds:
+            chosen = _ended(chosen, e, now, entities, durations)
         if chosen is not None:
             e = dict(e, value=dict(chosen, values=[chosen]))
         out.append(e)
+    return out
+
+
+def _ended(chosen, e, now, entities, durations):
+    """Of a recurring time `chosen` for a log, the occurrence before it when
+    the one duration the text names would end after now ("30 mins on the
+    elliptical at 6:30" said at 18:45 began at 06:30): what is logged was
+    done when it was told.  With several durations (or none) which one the
+    time has is not told, and `chosen` stays."""
+    times = [_span(x) for x in entities if x.get('dim') == 'time']
+    free = [d for d in durations() if (d.get('value') or {}).get('normalized') and
+            not any(a < d['end'] and d['start'] < b for a, b in times)]
+    period = e.get('_period')
+    if len(free) != 1 or not period or chosen.get('type') != 'value' or not chosen.get('at'):
+        return chosen
+    seconds = free[0]['value']['normalized']['value']
+    if _utc(chosen['at']) + timedelta(seconds=seconds) <= _utc(now):
+        return chosen
+    tz = chosen['at'].tzinfo
+    earlier = _wall(chosen['at'].replace(tzinfo=None) - timedelta(seconds=period), tz)
+    if _utc(earlier) + timedelta(seconds=seconds) > _utc(now):
+        return chosen
+    # Its wall-clock time happens once here, as far as we know: the fold
+    # of the later occurrence is not its.
+    out = {k: v for k, v in chosen.items() if k != 'fold1'}
+    out.update(at=earlier, value=earlier.replace(tzinfo=None).isoformat())
     return out
 
 
