@@ -658,7 +658,7 @@ def test_a_correct_model_passes_every_case_of_the_exercise_log(tmp_path):
     assert s['runs'] == EXERCISE_RUNS
     assert s['passed'] == EXERCISE_RUNS - len({case for case, _ in EXERCISE_PROCESS_FAILS})
     assert 'tuned    28/28 runs passed (100.0 %)' in r.stdout
-    assert 'holdout  28/32 runs passed (87.5 %)' in r.stdout
+    assert 'holdout  29/32 runs passed (90.6 %)' in r.stdout
 
 
 EXERCISE_FILES = ['exercise.toml', 'exercise-blind.toml', 'exercise-blind2.toml',
@@ -669,8 +669,6 @@ EXERCISE_RUNS = 60
 # answers (evals/exercise-blind2.toml and exercise-blind3.toml, measured
 # blind; the next round's work).  Each must fail exactly so.
 EXERCISE_PROCESS_FAILS = {
-    # "hafl an hour": Duckling reads "an hour"; no typo is mended.
-    ('heavy typos: wnet swimming arond 12, hafl an hour', 'user.exercise_log[0].minutes == 30'),
     # evals/exercise-blind3.toml (held out).  "then did pushups" names no
     # time, and the reply "pushups were right after the jog" places them by
     # another activity, which time_in cannot read: asked three times, the

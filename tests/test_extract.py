@@ -111,6 +111,16 @@ def test_a_past_time_beside_a_duration_ended_by_now():
               zone='America/Denver')[1]['when'] == '2026-11-21T18:30:00-07:00'
 
 
+def test_an_amount_an_unknown_word_may_qualify_is_unsure():
+    """An amount with no digit ("an hour") right after a word no English
+    dictionary knows may have lost that word: "hafl an hour" is half of one
+    (exercise-blind2).  Duckling mends no typo, so the reading is marked."""
+    assert one('wnet swimming arond 12, hafl an hour', kinds=['duration'])['unsure'] is True
+    for text in ('swam for like an hour lol', 'abt 30 min', 'hafl 30 min', 'half an hour'):
+        assert 'unsure' not in one(text, kinds=['duration']), text
+    assert 'unsure' not in one('arond noon', kinds=['time'])
+
+
 def test_hours_choose_am_or_pm_where_the_skill_knows_the_likely_hours():
     """A clock time that may be am or pm is read within the skill's hours
     (a meal's) when one reading is; a time said with am/pm is not moved."""

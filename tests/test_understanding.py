@@ -126,6 +126,17 @@ def test_a_duration_that_reads_as_a_distance_too_gives_way_to_another(tmp_path):
     assert got == ['22', '20', '30', '28', 'none']
 
 
+def test_an_unsure_duration_is_asked(tmp_path):
+    # exercise-blind2: "hafl an hour" was logged as an hour.
+    got = run_ost(tmp_path, """
+        from core_skills import duration_in
+        for text in ['wnet swimming arond 12, hafl an hour', 'swimming, half an hour']:
+            d = duration_in(text)
+            print(if d? then d.seconds / 60 else 'none')
+        """)
+    assert got == ['none', '30']
+
+
 def test_a_time_or_amount_is_not_cut_at_its_and(tmp_path):
     # exercise-blind2 on a correct model: "an hour and a half" was cut at
     # its "and", and the hike logged as 60 minutes.

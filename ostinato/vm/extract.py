@@ -523,4 +523,26 @@ def b_extract(text, kinds, now, zone, prefer, hours=None):
             seen.add(key)
             results.append(r)
     results.sort(key=lambda r: (r.d['start'], r.d['end']))
+    for r in results:
+        if _unsure(text, r.d):
+            r.d['unsure'] = True
     return OList(results)
+
+
+# The language Duckling reads (vm/duckling.py's locale), for simplemma.
+LANG = 'en'
+_WORD_BEFORE = re.compile(r"([^\W\d_]+)\s+$")
+
+
+def _unsure(text, m):
+    """Whether an amount said without a digit ("an hour", "a cup") follows
+    a word no dictionary of the language knows: a typo may be what
+    qualified it ("hafl an hour"), and neither Duckling nor simplemma mends
+    one.  A time is no amount ("arond noon" is noon)."""
+    if m['kind'] == 'time' or any(c.isdigit() for c in m['text']):
+        return False
+    before = _WORD_BEFORE.search(text[:m['start']])
+    if before is None:
+        return False
+    import simplemma        # loaded on first use, as by lemma()
+    return not simplemma.is_known(before.group(1).lower(), lang=LANG)
