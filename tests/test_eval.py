@@ -658,7 +658,7 @@ def test_a_correct_model_passes_every_case_of_the_exercise_log(tmp_path):
     assert s['runs'] == EXERCISE_RUNS
     assert s['passed'] == EXERCISE_RUNS - len({case for case, _ in EXERCISE_PROCESS_FAILS})
     assert 'tuned    28/28 runs passed (100.0 %)' in r.stdout
-    assert 'holdout  29/32 runs passed (90.6 %)' in r.stdout
+    assert 'holdout  30/32 runs passed (93.8 %)' in r.stdout
 
 
 EXERCISE_FILES = ['exercise.toml', 'exercise-blind.toml', 'exercise-blind2.toml',
@@ -683,15 +683,6 @@ EXERCISE_PROCESS_FAILS = {
     # one duration (the treadmill's 20 min) is taken for the rowing.
     ('hit the gym, activities named only in the follow-ups',
      "13 <= [e for e in user.exercise_log if mentions(e.activity, 'row')][0].minutes <= 17"),
-    # "bball w the guys 4 to 5:30": Duckling reads "4 to 5" as 16:56 (four
-    # to five) beside "5:30", two times, so none; the reply names the three
-    # activities' times and is read whole (none again): asked three times,
-    # the skill gives up and the basketball is never logged.
-    *[('yoga 7-7:30am, dog walk 20 min at noon, bball 4 to 5:30', x) for x in (
-        "length(user.exercise_log) == 3",
-        "length([e for e in user.exercise_log if mentions(e.activity, 'ball')]) == 1",
-        "near([e for e in user.exercise_log if mentions(e.activity, 'ball')][0].when, '16:00', 20)",
-        "85 <= [e for e in user.exercise_log if mentions(e.activity, 'ball')][0].minutes <= 95")],
 }
 
 

@@ -121,6 +121,22 @@ def test_an_amount_an_unknown_word_may_qualify_is_unsure():
     assert 'unsure' not in one('arond noon', kinds=['time'])
 
 
+def test_overlapping_readings_of_a_span_of_clock_times_are_read_as_one():
+    """Duckling reads "4 to 5:30" as "4 to 5" (four minutes to five) beside
+    "5:30": the clock time after it rules that out.  The whole is read again
+    with its bare hours as clock times ("4:00 to 5:30"), as Duckling reads
+    "4:00 to 5:30" and "4 to 5:30pm" (exercise-blind3)."""
+    at = '2026-11-21T18:45:00-07:00'
+    m = one('bball w the guys 4 to 5:30', kinds=['time'], now=at, zone='America/Denver')
+    assert (m['text'], m['from'], m['seconds']) == ('4 to 5:30', '2026-11-21T16:00:00-07:00', 5400)
+    m = one('swam 10 to 11:45 today', kinds=['time'], now=at, zone='America/Denver')
+    assert (m['text'], m['from'], m['seconds']) == ('10 to 11:45 today',
+                                                    '2026-11-21T10:00:00-07:00', 6300)
+    # No overlap, nothing read again: "10 to 5" is ten minutes to five.
+    assert one('at 10 to 5', kinds=['time'], now=at, zone='America/Denver')['when'] \
+        == '2026-11-21T16:50:00-07:00'
+
+
 def test_hours_choose_am_or_pm_where_the_skill_knows_the_likely_hours():
     """A clock time that may be am or pm is read within the skill's hours
     (a meal's) when one reading is; a time said with am/pm is not moved."""

@@ -162,7 +162,10 @@ class _Reader:
         # year ("at 5:30, 45 mins" was 05:30 in 2045); in a chat it starts
         # the next thing said.  A semicolon keeps the offsets and the times.
         text = _COMMA_NUMBER.sub(r';\1', text)
-        entities = duckling.parse(text, dims, int(wall.replace(tzinfo=timezone.utc).timestamp()))
+        seconds = int(wall.replace(tzinfo=timezone.utc).timestamp())
+        entities = duckling.parse(text, dims, seconds)
+        if 'time' in dims:
+            entities = _joined(text, entities, seconds)
         for e in entities:
             if e.get('dim') != 'time':
                 continue
@@ -184,6 +187,30 @@ class _Reader:
         second = _wall(naive.replace(fold=1), self.tz)
         if _utc(second) != _utc(node['at']):
             node['fold1'] = second
+
+
+_BARE_HOUR = re.compile(r'(?<![\d:.])(\d{1,2})(?![\d:.])')
+
+
+def _joined(text, entities, seconds):
+    """Two time readings that share words, read as one where Duckling can:
+    "4 to 5:30" is read as "4 to 5" (four minutes to five) beside "5:30",
+    which the clock time after it rules out.  Their words are read again
+    with each bare hour a clock time ("4:00 to 5:30", as Duckling reads
+    "4 to 5:30pm"); one time reading of all of them replaces the two."""
+    times = sorted((e for e in entities if e.get('dim') == 'time'), key=_span)
+    for a, b in zip(times, times[1:]):
+        if not (a['start'] < b['start'] < a['end'] < b['end']):
+            continue
+        start, end = a['start'], b['end']
+        again = _BARE_HOUR.sub(r'\1:00', text[start:end])
+        found = [e for e in duckling.parse(again, ['time'], seconds) if e.get('dim') == 'time']
+        if len(found) != 1 or _span(found[0]) != (0, len(again)):
+            continue
+        whole = dict(found[0], start=start, end=end, body=text[start:end])
+        return _joined(text, [e for e in entities if e is not a and e is not b] + [whole],
+                       seconds)
+    return entities
 
 
 # A time counted from now in these units ("20 min ago", "in 2 hours") is
