@@ -658,7 +658,7 @@ def test_a_correct_model_passes_every_case_of_the_exercise_log(tmp_path):
     assert s['runs'] == EXERCISE_RUNS
     assert s['passed'] == EXERCISE_RUNS - len({case for case, _ in EXERCISE_PROCESS_FAILS})
     assert 'tuned    28/28 runs passed (100.0 %)' in r.stdout
-    assert 'holdout  30/32 runs passed (93.8 %)' in r.stdout
+    assert 'holdout  31/32 runs passed (96.9 %)' in r.stdout
 
 
 EXERCISE_FILES = ['exercise.toml', 'exercise-blind.toml', 'exercise-blind2.toml',
@@ -669,15 +669,6 @@ EXERCISE_RUNS = 60
 # answers (evals/exercise-blind2.toml and exercise-blind3.toml, measured
 # blind; the next round's work).  Each must fail exactly so.
 EXERCISE_PROCESS_FAILS = {
-    # evals/exercise-blind3.toml (held out).  "then did pushups" names no
-    # time, and the reply "pushups were right after the jog" places them by
-    # another activity, which time_in cannot read: asked three times, the
-    # skill gives up and the pushups are never logged.
-    *[('jog this mornign around 7 for 40, then pushups', x) for x in (
-        "length(user.exercise_log) == 2",
-        "length([e for e in user.exercise_log if mentions(e.activity, 'push')]) == 1",
-        "near([e for e in user.exercise_log if mentions(e.activity, 'push')][0].when, '07:40', 30)",
-        "5 <= [e for e in user.exercise_log if mentions(e.activity, 'push')][0].minutes <= 15")],
     # "the rowing machine for 15": a bare number after "for" is no duration;
     # asked, the reply "treadmill 20 min, rowing 15" is read whole, and its
     # one duration (the treadmill's 20 min) is taken for the rowing.

@@ -587,6 +587,7 @@ _TABLE = [
     ('parse_json', b_parse_json, ('text',)),
     ('now', b_now, ()),
     ('format_time', b_format_time, ('time', 'format')),
+    ('later', timefmt.later, ('time', 'seconds')),
     ('extract', extract.b_extract, ('text', 'kinds', 'now', 'zone', 'prefer', 'hours')),
     ('lemma', lemma.b_lemma, ('text', 'lang', 'keep_endings')),
     ('add_property', b_add_property, ('type', 'mode', 'name', 'default')),

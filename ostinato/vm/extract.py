@@ -341,9 +341,9 @@ def _past(reader, text, now, entities, kinds, durations):
 
 def _ended(chosen, e, now, entities, durations):
     """Of a recurring time `chosen` for a log, the occurrence before it when
-    the one duration the text names would end after now ("30 mins on the
-    elliptical at 6:30" said at 18:45 began at 06:30): what is logged was
-    done when it was told.  With several durations (or none) which one the
+    the one duration the text names would end after now ("30 mins at 6:30"
+    said at 18:45 began at 06:30): what is logged was done when it was
+    told.  With several durations (or none) which one the
     time has is not told, and `chosen` stays."""
     times = [_span(x) for x in entities if x.get('dim') == 'time']
     free = [d for d in durations() if (d.get('value') or {}).get('normalized') and

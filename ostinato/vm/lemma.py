@@ -8,11 +8,11 @@ is here is the argument checking and keeping the text's own spelling where
 the lemma differs only in case ("pilates", not "Pilates").
 
 With `keep_endings`, a word that begins with its lemma keeps the ending the
-user wrote ("laps", "hiked", "rowing") and only a changed stem is replaced
-("swam" is "swim", "ran" is "run"): a log that keeps the user's words but
-names an irregular form as the dictionary does.  The user's word then still
-holds its dictionary form, and a plural the dictionary reads as another
-word stays the user's ("abs" is not "ab", "glasses" not "glass").
+user wrote ("walked", "boxes") and only a changed stem is replaced ("sang"
+is "sing", "wrote" is "write"): a log that keeps the user's words but names
+an irregular form as the dictionary does.  The user's word then still holds
+its dictionary form, and a plural the dictionary reads as another word stays
+the user's ("glasses" is not "glass").
 """
 from __future__ import annotations
 
