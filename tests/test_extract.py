@@ -137,6 +137,24 @@ def test_overlapping_readings_of_a_span_of_clock_times_are_read_as_one():
         == '2026-11-21T16:50:00-07:00'
 
 
+def test_a_time_of_day_is_on_the_day_the_text_names_apart():
+    """Duckling reads "yesterday" apart from "evening around 6" when other
+    words come between: the time of day is on that day (exercise-blind3)."""
+    late = '2026-11-21T21:00:00-07:00'
+    found = ex('forgot to log yesterday - swam 40 laps, took about 50 min, evening around 6',
+               kinds=['time'], now=late, zone='America/Denver')
+    assert [(m['text'], m['when']) for m in found] == [
+        ('yesterday', '2026-11-20T00:00:00-07:00'), ('evening around 6', '2026-11-20T18:00:00-07:00')]
+    # Am or pm: the last one of that day before now.
+    assert ex('it was yesterday. around 6 i think', kinds=['time'], now=late,
+              zone='America/Denver')[-1]['when'] == '2026-11-20T18:00:00-07:00'
+    # A time that names its own day keeps it; two days name none.
+    found = ex('yesterday, and at 7 this morning', kinds=['time'], now=late, zone='America/Denver')
+    assert found[-1]['when'] == '2026-11-21T07:00:00-07:00'
+    found = ex('yesterday or today, at 6', kinds=['time'], now=late, zone='America/Denver')
+    assert found[-1]['when'] == '2026-11-21T18:00:00-07:00'
+
+
 def test_hours_choose_am_or_pm_where_the_skill_knows_the_likely_hours():
     """A clock time that may be am or pm is read within the skill's hours
     (a meal's) when one reading is; a time said with am/pm is not moved."""

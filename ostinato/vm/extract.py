@@ -16,6 +16,8 @@ And with the past preferred, a time that only lies ahead and holds a
 duration ("5k in 28 min") is that duration: nothing logged happens later;
 nor ends later: a recurring time beside the one duration the text names
 is the last occurrence that ends by now ("30 mins at 6:30" said at 18:45).
+A time of day is on the one day the text names apart ("yesterday - ...,
+evening around 6"), as Duckling reads the two side by side.
 
 Each result is a map: `kind`, `text` (the words), `start`, `end`
 (character offsets, `text[start:end]`), and per kind the fields
@@ -322,9 +324,13 @@ def _past(reader, text, now, entities, kinds, durations):
             out.append(e)
             continue
         period = int(period)
-        if period not in redo:
-            redo[period] = reader.parse(text, ['time'], now - timedelta(seconds=period))
-        same = [x for x in redo[period] if x.get('dim') == 'time' and _span(x) == _span(e)]
+        if e.get('_on_day'):
+            # Its day is named (_on_the_day): its own occurrences are that day's.
+            same = [e]
+        else:
+            if period not in redo:
+                redo[period] = reader.parse(text, ['time'], now - timedelta(seconds=period))
+            same = [x for x in redo[period] if x.get('dim') == 'time' and _span(x) == _span(e)]
         chosen = None
         if same:
             earlier = [v for v in same[0].get('value', {}).get('values', []) if _instant(v)]
@@ -420,6 +426,35 @@ def _result(e, text):
         if value.get('product'):
             m['product'] = value['product']
     return OMap({k: v for k, v in m.items() if v is not None})
+
+
+def _on_the_day(reader, text, now, entities):
+    """A time of day that recurs ("evening around 6") in a text naming one
+    day apart from it ("yesterday - ..., evening around 6"),
+    read as Duckling reads the two side by side ("yesterday evening around
+    6"): Duckling joins them only when nothing comes between."""
+    times = [e for e in entities if e.get('dim') == 'time']
+    days = [e for e in times if _period(e) is None and _grain(e) == 'day']
+    if len(days) != 1:
+        return entities
+    day = days[0]
+    out = []
+    for e in entities:
+        if e in times and _period(e) is not None and _grain(e) in _CLOCK_UNITS:
+            both = text[day['start']:day['end']] + ' ' + text[e['start']:e['end']]
+            found = [x for x in reader.parse(both, ['time'], now) if x.get('dim') == 'time']
+            if len(found) == 1 and _span(found[0]) == (0, len(both)) \
+                    and _grain(found[0]) in _CLOCK_UNITS:
+                e = dict(e, value=found[0]['value'], _on_day=True)
+        out.append(e)
+    return out
+
+
+def _grain(e):
+    value = e.get('value') or {}
+    chosen = (value.get('values') or [value])[0]
+    return (chosen.get('from') or chosen).get('grain') if chosen.get('type') == 'interval' \
+        else chosen.get('grain')
 
 
 def _period(e):
@@ -521,6 +556,7 @@ def b_extract(text, kinds, now, zone, prefer, hours=None):
                 found.append(reader.parse(text, ['duration'], ref))
             return found[0]
 
+        entities = _on_the_day(reader, text, ref, entities)
         if any(e.get('dim') == 'time' for e in entities):
             _from_now(reader, ref, entities, durations)
         for e in entities:
