@@ -88,6 +88,73 @@ def test_a_number_after_a_comma_is_no_year():
     assert one('on May 4, 2019 at 8am', kinds=['time'])['when'].startswith('2019-05-04T08:00')
 
 
+def test_a_past_time_beside_a_duration_ended_by_now():
+    """With the past preferred, something done for the one duration a text
+    names ended by the time it was told: "30 mins ... at 6:30" said at 18:45
+    began at 06:30, not at 18:30 (exercise-blind3)."""
+    at = '2026-11-21T18:45:00-07:00'
+    found = ex('30 mins on the elliptical at 6:30', kinds=['time', 'duration'], now=at,
+               zone='America/Denver')
+    assert [(m['text'], m.get('when') or m['seconds']) for m in found] == [
+        ('30 mins', 1800), ('at 6:30', '2026-11-21T06:30:00-07:00')]
+    # What fits ends by now; the future is not moved; nor a time read
+    # without its durations.
+    assert one('30 mins at 6:30', kinds=['time'], now=at, zone='America/Denver')['when'] \
+        == '2026-11-21T18:30:00-07:00'
+    assert ex('10 mins at 6:30', kinds=['time', 'duration'], now=at,
+              zone='America/Denver')[1]['when'] == '2026-11-21T18:30:00-07:00'
+    assert ex('30 mins at 6:30', kinds=['time', 'duration'], now=at, zone='America/Denver',
+              prefer='future')[1]['when'] == \
+        one('at 6:30', kinds=['time'], now=at, zone='America/Denver', prefer='future')['when']
+    # Two durations: which one the time has is not told.
+    assert ex('30 mins at 6:30, then 5 min', kinds=['time', 'duration'], now=at,
+              zone='America/Denver')[1]['when'] == '2026-11-21T18:30:00-07:00'
+
+
+def test_an_amount_an_unknown_word_may_qualify_is_unsure():
+    """An amount with no digit ("an hour") right after a word no English
+    dictionary knows may have lost that word: "hafl an hour" is half of one
+    (exercise-blind2).  Duckling mends no typo, so the reading is marked."""
+    assert one('wnet swimming arond 12, hafl an hour', kinds=['duration'])['unsure'] is True
+    for text in ('swam for like an hour lol', 'abt 30 min', 'hafl 30 min', 'half an hour'):
+        assert 'unsure' not in one(text, kinds=['duration']), text
+    assert 'unsure' not in one('arond noon', kinds=['time'])
+
+
+def test_overlapping_readings_of_a_span_of_clock_times_are_read_as_one():
+    """Duckling reads "4 to 5:30" as "4 to 5" (four minutes to five) beside
+    "5:30": the clock time after it rules that out.  The whole is read again
+    with its bare hours as clock times ("4:00 to 5:30"), as Duckling reads
+    "4:00 to 5:30" and "4 to 5:30pm" (exercise-blind3)."""
+    at = '2026-11-21T18:45:00-07:00'
+    m = one('bball w the guys 4 to 5:30', kinds=['time'], now=at, zone='America/Denver')
+    assert (m['text'], m['from'], m['seconds']) == ('4 to 5:30', '2026-11-21T16:00:00-07:00', 5400)
+    m = one('swam 10 to 11:45 today', kinds=['time'], now=at, zone='America/Denver')
+    assert (m['text'], m['from'], m['seconds']) == ('10 to 11:45 today',
+                                                    '2026-11-21T10:00:00-07:00', 6300)
+    # No overlap, nothing read again: "10 to 5" is ten minutes to five.
+    assert one('at 10 to 5', kinds=['time'], now=at, zone='America/Denver')['when'] \
+        == '2026-11-21T16:50:00-07:00'
+
+
+def test_a_time_of_day_is_on_the_day_the_text_names_apart():
+    """Duckling reads "yesterday" apart from "evening around 6" when other
+    words come between: the time of day is on that day (exercise-blind3)."""
+    late = '2026-11-21T21:00:00-07:00'
+    found = ex('forgot to log yesterday - swam 40 laps, took about 50 min, evening around 6',
+               kinds=['time'], now=late, zone='America/Denver')
+    assert [(m['text'], m['when']) for m in found] == [
+        ('yesterday', '2026-11-20T00:00:00-07:00'), ('evening around 6', '2026-11-20T18:00:00-07:00')]
+    # Am or pm: the last one of that day before now.
+    assert ex('it was yesterday. around 6 i think', kinds=['time'], now=late,
+              zone='America/Denver')[-1]['when'] == '2026-11-20T18:00:00-07:00'
+    # A time that names its own day keeps it; two days name none.
+    found = ex('yesterday, and at 7 this morning', kinds=['time'], now=late, zone='America/Denver')
+    assert found[-1]['when'] == '2026-11-21T07:00:00-07:00'
+    found = ex('yesterday or today, at 6', kinds=['time'], now=late, zone='America/Denver')
+    assert found[-1]['when'] == '2026-11-21T18:00:00-07:00'
+
+
 def test_hours_choose_am_or_pm_where_the_skill_knows_the_likely_hours():
     """A clock time that may be am or pm is read within the skill's hours
     (a meal's) when one reading is; a time said with am/pm is not moved."""

@@ -37,6 +37,10 @@ def test_bad_arguments_are_catchable_errors(tmp_path):
             lemma(sjoin(['a' for i in 0..5000], ''))
         catch e:
             print(e.message)
+        try:
+            lemma('abs', keep_endings = 'yes')
+        catch e:
+            print(e.message)
         ''')
     assert (code, err) == (0, '')
     assert out.splitlines() == [
@@ -44,4 +48,18 @@ def test_bad_arguments_are_catchable_errors(tmp_path):
         "lemma() does not know the language 'xx'",
         'lemma() does not accept int as a language',
         'lemma() text too large: 5,000 characters (the limit is 4,096)',
+        "lemma() keep_endings must be true or false, not str",
     ]
+
+
+def test_keep_endings_replaces_only_a_changed_stem(tmp_path):
+    # "abs" begins with its lemma "ab": the user's word stays, as do the
+    # other regular endings; an irregular form is the dictionary's.
+    code, out, err = run_ost(tmp_path, '''
+        for t in ['did 15 min of abs', 'swam 20 laps', 'ran a 5k', 'the rowing machine', 'hiked']:
+            print(quote(lemma(t, keep_endings = true)))
+        print(quote(lemma('did 15 min of abs')))
+        ''')
+    assert (code, err) == (0, '')
+    assert out.splitlines() == ["'do 15 min of abs'", "'swim 20 laps'", "'run a 5k'",
+                                "'the rowing machine'", "'hiked'", "'do 15 min of ab'"]

@@ -126,6 +126,29 @@ def test_a_duration_that_reads_as_a_distance_too_gives_way_to_another(tmp_path):
     assert got == ['22', '20', '30', '28', 'none']
 
 
+def test_an_unsure_duration_is_asked(tmp_path):
+    # exercise-blind2: "hafl an hour" was logged as an hour.
+    got = run_ost(tmp_path, """
+        from core_skills import duration_in
+        for text in ['wnet swimming arond 12, hafl an hour', 'swimming, half an hour']:
+            d = duration_in(text)
+            print(if d? then d.seconds / 60 else 'none')
+        """)
+    assert got == ['none', '30']
+
+
+def test_a_reply_is_read_first_in_its_clauses_echoing_the_question(tmp_path):
+    # exercise-blind3: asked how long the rowing machine was, "treadmill 20
+    # min, rowing 15" was read whole, and the treadmill's 20 min taken.
+    got = run_ost(tmp_path, """
+        from core_skills import _echoing_first
+        for t in _echoing_first('treadmill 20 min, rowing 15', 'How long was the rowing machine?'):
+            print(t)
+        print(_echoing_first('around 3pm', 'When was the rowing?'), _echoing_first('at 3, the 2nd', none))
+        """)
+    assert got == ['15', 'treadmill 20 min, rowing 15', "['around 3pm'] ['at 3, the 2nd']"]
+
+
 def test_a_time_or_amount_is_not_cut_at_its_and(tmp_path):
     # exercise-blind2 on a correct model: "an hour and a half" was cut at
     # its "and", and the hike logged as 60 minutes.

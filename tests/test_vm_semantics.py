@@ -680,7 +680,7 @@ def test_registry():
     expected = ('print pprint pformat str quote int float type_of length append extend insert '
                 'pop truncate reversed sorted keys values list set tuple span sum min max abs '
                 'round sjoin joinlines split strip lower upper replace startswith endswith find '
-                'json parse_json now format_time add_property').split()
+                'json parse_json now format_time later add_property').split()
     for name in expected:
         b = BUILTINS[name]
         assert b.name == name and callable(b.fn)
@@ -896,6 +896,17 @@ def test_format_time_t21():
     assert err(call, 'format_time', '2024-03-05T14:30:00+01:00', '%Q').startswith('format_time() ')
     assert err(call, 'format_time', '2024-03-05T14:30:00+01:00', '50%').startswith('format_time() ')
     assert err(call, 'format_time', L()) == 'format_time() does not accept list'
+
+
+def test_later_is_a_time_plus_seconds_at_its_offset():
+    # "right after the jog": the jog's start and its length (exercise-blind3).
+    assert call('later', '2026-11-21T07:00:00-07:00', 2400) == '2026-11-21T07:40:00-07:00'
+    assert call('later', '2026-11-21T23:30:00-07:00', 3600.0) == '2026-11-22T00:30:00-07:00'
+    assert call('later', '2026-11-21T07:00:00+05:45', -60) == '2026-11-21T06:59:00+05:45'
+    assert err(call, 'later', 'after the jog', 60) == "later() cannot read the time 'after the jog'"
+    assert err(call, 'later', '2026-11-21T07:00:00-07:00', '60') == 'later() does not accept str as seconds'
+    assert err(call, 'later', '2026-11-21T07:00:00-07:00', True) == 'later() does not accept bool as seconds'
+    assert err(call, 'later', '9999-12-31T23:00:00+00:00', 7200) == 'later() time out of range'
 
 
 @pytest.fixture

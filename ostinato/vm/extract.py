@@ -13,7 +13,11 @@ from a reference time one period (the step between the occurrences it
 gave) earlier, so weekdays and months are its business, not ours; zones
 and DST are Python's zoneinfo (vm/duckling.py says why not Duckling's).
 And with the past preferred, a time that only lies ahead and holds a
-duration ("5k in 28 min") is that duration: nothing logged happens later.
+duration ("5k in 28 min") is that duration: nothing logged happens later;
+nor ends later: a recurring time beside the one duration the text names
+is the last occurrence that ends by now ("30 mins at 6:30" said at 18:45).
+A time of day is on the one day the text names apart ("yesterday - ...,
+evening around 6"), as Duckling reads the two side by side.
 
 Each result is a map: `kind`, `text` (the words), `start`, `end`
 (character offsets, `text[start:end]`), and per kind the fields
@@ -160,7 +164,10 @@ class _Reader:
         # year ("at 5:30, 45 mins" was 05:30 in 2045); in a chat it starts
         # the next thing said.  A semicolon keeps the offsets and the times.
         text = _COMMA_NUMBER.sub(r';\1', text)
-        entities = duckling.parse(text, dims, int(wall.replace(tzinfo=timezone.utc).timestamp()))
+        seconds = int(wall.replace(tzinfo=timezone.utc).timestamp())
+        entities = duckling.parse(text, dims, seconds)
+        if 'time' in dims:
+            entities = _joined(text, entities, seconds)
         for e in entities:
             if e.get('dim') != 'time':
                 continue
@@ -182,6 +189,30 @@ class _Reader:
         second = _wall(naive.replace(fold=1), self.tz)
         if _utc(second) != _utc(node['at']):
             node['fold1'] = second
+
+
+_BARE_HOUR = re.compile(r'(?<![\d:.])(\d{1,2})(?![\d:.])')
+
+
+def _joined(text, entities, seconds):
+    """Two time readings that share words, read as one where Duckling can:
+    "4 to 5:30" is read as "4 to 5" (four minutes to five) beside "5:30",
+    which the clock time after it rules out.  Their words are read again
+    with each bare hour a clock time ("4:00 to 5:30", as Duckling reads
+    "4 to 5:30pm"); one time reading of all of them replaces the two."""
+    times = sorted((e for e in entities if e.get('dim') == 'time'), key=_span)
+    for a, b in zip(times, times[1:]):
+        if not (a['start'] < b['start'] < a['end'] < b['end']):
+            continue
+        start, end = a['start'], b['end']
+        again = _BARE_HOUR.sub(r'\1:00', text[start:end])
+        found = [e for e in duckling.parse(again, ['time'], seconds) if e.get('dim') == 'time']
+        if len(found) != 1 or _span(found[0]) != (0, len(again)):
+            continue
+        whole = dict(found[0], start=start, end=end, body=text[start:end])
+        return _joined(text, [e for e in entities if e is not a and e is not b] + [whole],
+                       seconds)
+    return entities
 
 
 # A time counted from now in these units ("20 min ago", "in 2 hours") is
@@ -293,18 +324,50 @@ def _past(reader, text, now, entities, kinds, durations):
             out.append(e)
             continue
         period = int(period)
-        if period not in redo:
-            redo[period] = reader.parse(text, ['time'], now - timedelta(seconds=period))
-        same = [x for x in redo[period] if x.get('dim') == 'time' and _span(x) == _span(e)]
+        if e.get('_on_day'):
+            # Its day is named (_on_the_day): its own occurrences are that day's.
+            same = [e]
+        else:
+            if period not in redo:
+                redo[period] = reader.parse(text, ['time'], now - timedelta(seconds=period))
+            same = [x for x in redo[period] if x.get('dim') == 'time' and _span(x) == _span(e)]
         chosen = None
         if same:
             earlier = [v for v in same[0].get('value', {}).get('values', []) if _instant(v)]
             past = [v for v in earlier if _utc(_instant(v)) <= _utc(now)]
             if past:
                 chosen = max(past, key=lambda v: _utc(_instant(v)))
+        if chosen is not None and 'duration' in kinds:
+            chosen = _ended(chosen, e, now, entities, durations)
         if chosen is not None:
             e = dict(e, value=dict(chosen, values=[chosen]))
         out.append(e)
+    return out
+
+
+def _ended(chosen, e, now, entities, durations):
+    """Of a recurring time `chosen` for a log, the occurrence before it when
+    the one duration the text names would end after now ("30 mins at 6:30"
+    said at 18:45 began at 06:30): what is logged was done when it was
+    told.  With several durations (or none) which one the
+    time has is not told, and `chosen` stays."""
+    times = [_span(x) for x in entities if x.get('dim') == 'time']
+    free = [d for d in durations() if (d.get('value') or {}).get('normalized') and
+            not any(a < d['end'] and d['start'] < b for a, b in times)]
+    period = e.get('_period')
+    if len(free) != 1 or not period or chosen.get('type') != 'value' or not chosen.get('at'):
+        return chosen
+    seconds = free[0]['value']['normalized']['value']
+    if _utc(chosen['at']) + timedelta(seconds=seconds) <= _utc(now):
+        return chosen
+    tz = chosen['at'].tzinfo
+    earlier = _wall(chosen['at'].replace(tzinfo=None) - timedelta(seconds=period), tz)
+    if _utc(earlier) + timedelta(seconds=seconds) > _utc(now):
+        return chosen
+    # Its wall-clock time happens once here, as far as we know: the fold
+    # of the later occurrence is not its.
+    out = {k: v for k, v in chosen.items() if k != 'fold1'}
+    out.update(at=earlier, value=earlier.replace(tzinfo=None).isoformat())
     return out
 
 
@@ -363,6 +426,35 @@ def _result(e, text):
         if value.get('product'):
             m['product'] = value['product']
     return OMap({k: v for k, v in m.items() if v is not None})
+
+
+def _on_the_day(reader, text, now, entities):
+    """A time of day that recurs ("evening around 6") in a text naming one
+    day apart from it ("yesterday - ..., evening around 6"),
+    read as Duckling reads the two side by side ("yesterday evening around
+    6"): Duckling joins them only when nothing comes between."""
+    times = [e for e in entities if e.get('dim') == 'time']
+    days = [e for e in times if _period(e) is None and _grain(e) == 'day']
+    if len(days) != 1:
+        return entities
+    day = days[0]
+    out = []
+    for e in entities:
+        if e in times and _period(e) is not None and _grain(e) in _CLOCK_UNITS:
+            both = text[day['start']:day['end']] + ' ' + text[e['start']:e['end']]
+            found = [x for x in reader.parse(both, ['time'], now) if x.get('dim') == 'time']
+            if len(found) == 1 and _span(found[0]) == (0, len(both)) \
+                    and _grain(found[0]) in _CLOCK_UNITS:
+                e = dict(e, value=found[0]['value'], _on_day=True)
+        out.append(e)
+    return out
+
+
+def _grain(e):
+    value = e.get('value') or {}
+    chosen = (value.get('values') or [value])[0]
+    return (chosen.get('from') or chosen).get('grain') if chosen.get('type') == 'interval' \
+        else chosen.get('grain')
 
 
 def _period(e):
@@ -464,6 +556,7 @@ def b_extract(text, kinds, now, zone, prefer, hours=None):
                 found.append(reader.parse(text, ['duration'], ref))
             return found[0]
 
+        entities = _on_the_day(reader, text, ref, entities)
         if any(e.get('dim') == 'time' for e in entities):
             _from_now(reader, ref, entities, durations)
         for e in entities:
@@ -493,4 +586,26 @@ def b_extract(text, kinds, now, zone, prefer, hours=None):
             seen.add(key)
             results.append(r)
     results.sort(key=lambda r: (r.d['start'], r.d['end']))
+    for r in results:
+        if _unsure(text, r.d):
+            r.d['unsure'] = True
     return OList(results)
+
+
+# The language Duckling reads (vm/duckling.py's locale), for simplemma.
+LANG = 'en'
+_WORD_BEFORE = re.compile(r"([^\W\d_]+)\s+$")
+
+
+def _unsure(text, m):
+    """Whether an amount said without a digit ("an hour", "a cup") follows
+    a word no dictionary of the language knows: a typo may be what
+    qualified it ("hafl an hour"), and neither Duckling nor simplemma mends
+    one.  A time is no amount ("arond noon" is noon)."""
+    if m['kind'] == 'time' or any(c.isdigit() for c in m['text']):
+        return False
+    before = _WORD_BEFORE.search(text[:m['start']])
+    if before is None:
+        return False
+    import simplemma        # loaded on first use, as by lemma()
+    return not simplemma.is_known(before.group(1).lower(), lang=LANG)

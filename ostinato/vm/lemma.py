@@ -6,6 +6,13 @@ log reads the same however it was told.  The words are simplemma's (a
 maintained, rule-and-lexicon lemmatizer with its data in the package); what
 is here is the argument checking and keeping the text's own spelling where
 the lemma differs only in case ("pilates", not "Pilates").
+
+With `keep_endings`, a word that begins with its lemma keeps the ending the
+user wrote ("walked", "boxes") and only a changed stem is replaced ("sang"
+is "sing", "wrote" is "write"): a log that keeps the user's words but names
+an irregular form as the dictionary does.  The user's word then still holds
+its dictionary form, and a plural the dictionary reads as another word stays
+the user's ("glasses" is not "glass").
 """
 from __future__ import annotations
 
@@ -20,7 +27,7 @@ _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 MAX_TEXT = 4096
 
 
-def _lemmatize(word, lang):
+def _lemmatize(word, lang, keep_endings=False):
     if "'" in word:
         return word         # "didn't" is not "do"
     import simplemma        # loaded on first use: its tables take ~0.3 s
@@ -28,10 +35,12 @@ def _lemmatize(word, lang):
         found = simplemma.lemmatize(word, lang=lang)
     except ValueError:
         raise OstError('lemma() does not know the language %s' % printing.display(lang)) from None
-    return word if found.lower() == word.lower() else found
+    if found.lower() == word.lower() or keep_endings and word.lower().startswith(found.lower()):
+        return word
+    return found
 
 
-def b_lemma(text, lang):
+def b_lemma(text, lang, keep_endings=None):
     if type(text) is not str:
         raise OstError('lemma() does not accept ' + kind(text))
     if lang is None:
@@ -40,4 +49,7 @@ def b_lemma(text, lang):
         raise OstError('lemma() does not accept ' + kind(lang) + ' as a language')
     if len(text) > MAX_TEXT:
         raise limits.too_large('lemma() text', len(text), MAX_TEXT, 'characters')
-    return _WORD.sub(lambda m: _lemmatize(m.group(0), lang), text)
+    if keep_endings is not None and type(keep_endings) is not bool:
+        raise OstError('lemma() keep_endings must be true or false, not ' + kind(keep_endings))
+    keep = bool(keep_endings)
+    return _WORD.sub(lambda m: _lemmatize(m.group(0), lang, keep), text)

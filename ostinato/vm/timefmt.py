@@ -1,4 +1,4 @@
-"""Time for the `now` and `format_time` built-ins (docs/language.md §18).
+"""Time for the `now`, `format_time` and `later` built-ins (docs/language.md §18).
 
 Times are ISO-8601 texts with a numeric UTC offset.  Formatting is done here
 with English names rather than by `strftime`, whose names and padding depend
@@ -9,13 +9,13 @@ notion of now).
 from __future__ import annotations
 
 import time as _time
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 from . import limits
 from .printing import quote_str
 from .values import OstError, kind
 
-__all__ = ['clock', 'now_iso', 'format_time', 'iso', 'iso_at']
+__all__ = ['clock', 'now_iso', 'format_time', 'later', 'iso', 'iso_at']
 
 clock = _time.time
 
@@ -61,26 +61,41 @@ def now_iso():
     return iso(_local(clock()))
 
 
-def _parse(t):
+def _parse(t, who='format_time()'):
     """An aware datetime for format_time's `time` argument."""
     tt = type(t)
     if tt is str:
         try:
             dt = datetime.fromisoformat(t.strip())
         except ValueError:
-            raise OstError("format_time() cannot read the time %s" % quote_str(t)) from None
+            raise OstError("%s cannot read the time %s" % (who, quote_str(t))) from None
         try:
             # Without an offset the text is local time; astimezone() on a
             # naive datetime takes it so and attaches the local offset.
             return dt if dt.tzinfo is not None else dt.astimezone()
         except (OverflowError, OSError, ValueError):
-            raise OstError('format_time() time out of range') from None
+            raise OstError(who + ' time out of range') from None
     if tt is int or tt is float:
         try:
             return _local(t)
         except (OverflowError, OSError, ValueError):
-            raise OstError('format_time() time out of range') from None
-    raise OstError('format_time() does not accept ' + kind(t))
+            raise OstError(who + ' time out of range') from None
+    raise OstError(who + ' does not accept ' + kind(t))
+
+
+def later(t, seconds):
+    """later(time, seconds): the time `seconds` after `time` (before, when
+    negative), in the `now()` form at time's offset.  A skill places one
+    thing by another ("right after the meeting": its start and its length)
+    without arithmetic on clock times of its own."""
+    dt = _parse(t, 'later()')
+    if type(seconds) not in (int, float):
+        raise OstError('later() does not accept %s as seconds' % kind(seconds))
+    try:
+        # In UTC, then back: Python adds to an aware time on its wall clock.
+        return iso((dt.astimezone(timezone.utc) + timedelta(seconds=seconds)).astimezone(dt.tzinfo))
+    except (OverflowError, OSError, ValueError):
+        raise OstError('later() time out of range') from None
 
 
 def _code(dt, c):
