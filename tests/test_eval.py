@@ -659,7 +659,7 @@ def test_a_correct_model_passes_every_case_of_the_exercise_log(tmp_path):
     assert s['runs'] == EXERCISE_RUNS
     assert s['passed'] == EXERCISE_RUNS - len({case for case, _ in EXERCISE_PROCESS_FAILS})
     assert 'tuned    28/28 runs passed (100.0 %)' in r.stdout
-    assert 'holdout  34/52 runs passed (65.4 %)' in r.stdout
+    assert 'holdout  35/52 runs passed (67.3 %)' in r.stdout
 
 
 EXERCISE_FILES = ['exercise.toml', 'exercise-blind.toml', 'exercise-blind2.toml',
@@ -735,10 +735,6 @@ EXERCISE_PROCESS_FAILS = {
     ('blind4: mowing, then raking and weeding after lunch',
      "near([e.when for e in user.exercise_log if mentions(e.activity, 'mow') or "
      "mentions(e.activity, 'lawn')][0], '09:30', 30)"),
-    # The skill's "before work" (07:00) is extract's "today at 07:00", which,
-    # said at 08:10, is read as the day before's 19:00.
-    ('blind4: shovelling the driveway before work (Toronto, January)',
-     "near(user.exercise_log[0].when, '06:30', 30)"),
     # "like an hour 15": Duckling reads "an hour", without the 15 minutes.
     ('blind4: tennis today, vague answers first', 'user.exercise_log[0].minutes == 75'),
     # "zumba at 9:30 + 15 min on the elliptical": '+' parts no things, so

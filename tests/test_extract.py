@@ -78,6 +78,17 @@ def test_a_bare_clock_time_is_the_last_one_for_a_log_and_the_next_one_for_a_remi
     assert one('at 8', now=NY_EVENING, prefer=None)['when'] == '2026-12-05T08:00:00-05:00'
 
 
+def test_with_the_past_preferred_the_latest_reading_not_after_now_wins():
+    # exercise-blind4: "today at 7:00" said at 08:10 is Duckling's 07:00 or
+    # 19:00 today; read again 12 hours earlier it is yesterday's, and today's
+    # 07:00 was lost to yesterday's 19:00.
+    morning = '2026-12-04T08:10:00-05:00'
+    assert one('today at 7:00', now=morning)['when'] == '2026-12-04T07:00:00-05:00'
+    assert one('today at 7', now=morning)['when'] == '2026-12-04T07:00:00-05:00'
+    assert one('at 7', now=morning)['when'] == '2026-12-04T07:00:00-05:00'
+    assert one('at 9', now=morning)['when'] == '2026-12-03T21:00:00-05:00'
+
+
 def test_a_number_after_a_comma_is_no_year():
     # Duckling read "5:30, 45" as 05:30 in 2045 (exercise-blind2: "a hiit
     # class at 5pm, no sorry 5:30, 45 mins").

@@ -297,11 +297,14 @@ def _past(reader, text, now, entities, kinds, durations):
             redo[period] = reader.parse(text, ['time'], now - timedelta(seconds=period))
         same = [x for x in redo[period] if x.get('dim') == 'time' and _span(x) == _span(e)]
         chosen = None
-        if same:
-            earlier = [v for v in same[0].get('value', {}).get('values', []) if _instant(v)]
-            past = [v for v in earlier if _utc(_instant(v)) <= _utc(now)]
-            if past:
-                chosen = max(past, key=lambda v: _utc(_instant(v)))
+        # Of both readings: Duckling's own may hold the one meant ("today at
+        # 7:00" said at 08:10 is 07:00 or 19:00 today; read 12 hours earlier,
+        # yesterday's).
+        earlier = values + ([v for v in same[0].get('value', {}).get('values', []) if _instant(v)]
+                            if same else [])
+        past = [v for v in earlier if _utc(_instant(v)) <= _utc(now)]
+        if past:
+            chosen = max(past, key=lambda v: _utc(_instant(v)))
         if chosen is not None:
             e = dict(e, value=dict(chosen, values=[chosen]))
         out.append(e)
