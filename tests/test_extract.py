@@ -146,6 +146,23 @@ def test_a_duration_is_not_a_time():
     assert one('an hour and a half')['seconds'] == 5400
 
 
+def test_a_duration_is_read_whole_not_in_part():
+    # exercise-blind4: Duckling read "4 and a half hrs" as "half hrs" (it
+    # reads "4 and a half hours" whole), and "like an hour 15" as an hour.
+    assert one('4 and a half hrs', kinds=['duration'])['seconds'] == 16200
+    m = one('took like 4 and a half hrs 🙄 shot a 97', kinds=['duration'])
+    assert (m['text'], m['seconds']) == ('4 and a half hrs', 16200)
+    assert [(m['kind'], m['text']) for m in ex('1 and a half hrs')] == [('duration', '1 and a half hrs')]
+    m = one('ok like an hour 15', kinds=['duration', 'number'])
+    assert (m['text'], m['seconds'], m['value'], m['unit']) == ('an hour 15', 4500, 75, 'minute')
+    assert one('2 hrs 30', kinds=['duration'])['seconds'] == 9000
+    # A number counting something else, or minutes already said, is not added.
+    assert [m['text'] for m in ex('an hour 15 laps', kinds=['duration'])] == ['an hour']
+    assert [m['text'] for m in ex('an hour 15 min', kinds=['duration'])] == ['an hour', '15 min']
+    assert [m['text'] for m in ex('an hour, 15', kinds=['duration'])] == ['an hour']
+    assert [m['text'] for m in ex('20 mins, 2 hrs', kinds=['duration'])] == ['20 mins', '2 hrs']
+
+
 def test_with_the_past_preferred_in_n_minutes_is_a_duration():
     """"5k in 28 min": nothing logged happens 28 minutes from now."""
     assert ex('5k in 28 min') == [
