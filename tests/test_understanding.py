@@ -188,3 +188,12 @@ def test_a_lone_hour_answering_when_is_a_clock_time(tmp_path):
     assert got == ['2025-03-14T07:00:00-04:00', '2025-03-14T07:00:00-04:00', '2025-03-14T09:00:00-04:00',
                    '2025-03-14T11:00:00-04:00', 'none', 'none', 'none', '2025-03-14T14:00:00-04:00',
                    '2025-03-13T17:00:00-04:00']
+
+
+def test_a_plus_parts_things_as_and_does(tmp_path):
+    # exercise-blind4: "zumba at 9:30 + 15 min on the elliptical" was one
+    # thing, logged as zumba with the elliptical's 15 minutes.
+    assert parts(tmp_path, 'zumba at 9:30 + 15 min on the elliptical after', ['zumba', 'elliptical']) == [
+        'zumba | zumba at 9:30 | zumba at 9:30', 'elliptical | 15 min on the elliptical after | 15 min on the elliptical after']
+    assert parts(tmp_path, 'yoga + pilates at 7', ['yoga', 'pilates']) == parts(tmp_path, 'yoga and pilates at 7',
+                                                                             ['yoga', 'pilates'])
