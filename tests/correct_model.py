@@ -945,6 +945,69 @@ def exercise_blind3_script():
     return e
 
 
+
+def exercise_blind4_script():
+    """evals/exercise-blind4.toml (held out), conducted as a careful model
+    would: the user's message quoted, the activities picked in the user's
+    words (not the pool, the sauna, the friends, the feelings), nothing
+    logged from a message that reports no exercise."""
+    e = []
+    # The pool is where the laps were swum.
+    e += logged('maya', 'just got back from the pool, swam laps for 40 min, feel amazing '
+                '🏊\u200d♀️', ['swam laps'])
+    # "Leg day" is the workout's name; the squats and deadlifts are what was done.
+    e += logged('dre', 'leg day done 💀 squats n deadlifts from 6 to 7ish then 20 min on the '
+                'stairmaster', ['squats', 'deadlifts', 'stairmaster'])
+    e += logged('rosa', 'played pickleball w my sister at the rec center this afternoon, knees are '
+                'killing me lol', ['pickleball'])
+    e += logged('tomas', 'yday did a 2hr hike up mt tam w the bois, today just 15 min jump rope '
+                'this am', ['hike', 'jump rope'])
+    # The ride is to be logged, but the user calls it off when asked about it.
+    e += logged('kev', 'log a bike ride for me', ['bike ride'])
+    # The yoga mat is where the cat was sick: no exercise, and the user
+    # says there is nothing to log.
+    e += [{'match': _user_said('jules', 'lmao my cat just threw up on my yoga mat') +
+           r'[^\n]*\n\nQuestion: What exercise',
+           'reply': {'action': 'confer', 'text': 'Oh no, poor mat! Did you do any exercise today?'}},
+          {'match': _user_said('jules', 'nah nothing to log, was just sharing') +
+           r'[^\n]*\n\nQuestion: What exercise',
+           'reply': {'action': 'cancel', 'text': 'Ha, OK: nothing to log.'}}]
+    e += logged('priya', 'ran 5k in 25 min at 7 this morning, new pb!!', ['ran'])
+    e += logged('ben', 'did 30 min on the rowing machine at 5', ['rowing machine'])
+    # The correction, a dialogue of its own, names no exercise to log.
+    e += logged('ben', 'wait sorry it was 45 min not 30', [])
+    e += logged('nadia', 'spin class at 6 tonight 🚴 legs r jelly', ['spin class'])
+    # "My usual workout" names no exercise: the skill asks what was done.
+    e += logged('li', 'did my usual morning workout', ['workout'])
+    e += [{'match': r'Text: "a 20 min hiit video at 6:45 then 10 min of stretching"',
+           'reply': {'phrases': ['hiit video', 'stretching']}}]
+    e += logged('gary', 'mowed the lawn like an hour this morning then raked n weeded the garden '
+                'after lunch maybe 40 mins. that counts as exercise right??',
+                ['mowed the lawn', 'raked', 'weeded the garden'])
+    e += logged('claire', 'shovled the driveway 45 min before work, back is DONE ❄️',
+                ['shovled the driveway'])
+    # Movement is the gym, Jake a friend, the V4 a route: only the bouldering.
+    e += logged('sam', 'went bouldering at movement w jake 7:30 to 9:45, sent my first v4!!! 🧗',
+                ['bouldering'])
+    e += logged('marcus', 'hooped at the park like 2 hrs after work then walked the dog 20 min',
+                ['hooped', 'walked the dog'])
+    e += logged('kai', 'surfed dawn patrol 5:45 till 7, waves were trash tho n the water was '
+                'freezing 🥶', ['surfed'])
+    e += logged('ellie', 'tennis today', ['tennis'])
+    e += logged('gloria', 'zumba at 9:30 + 15 min on the elliptical after, im dead 😵',
+                ['zumba', 'elliptical'])
+    # The sauna is no exercise.
+    e += logged('omar', 'kickbxing class at 6 for an hour, then sat in the sauna 20 min w my gym '
+                'buddy', ['kickbxing class'])
+    # Eighteen holes walked are a round of golf.
+    e += logged('hank', 'walked 18 holes this morning, teed off 7:40, took like 4 and a half '
+                'hrs 🙄 shot a 97', ['walked 18 holes'])
+    e += logged('ines', 'did 30 min of pilates at noon', ['pilates'])
+    # A dialogue of its own: the ride to work and the ride back.
+    e += logged('ines', 'oh and i biked to work and back, 20 min each way',
+                ['biked to work and back'])
+    return e
+
 DAY7 = '2026-11-18T%s:00-08:00'     # evals/diet-fresh7.toml's day, in Los Angeles
 
 

@@ -541,7 +541,7 @@ def test_the_shipped_case_files_are_valid():
                                                 'seed: cookie just now']
     assert recipes.cases and recipes.skill == str(ROOT / 'skills' / 'recipes.ost')
     # The files written blind: each held out until measured, tuned on since;
-    # diet-fresh5.toml to diet-fresh7.toml and exercise-blind2/3 are marked
+    # diet-fresh5.toml to diet-fresh7.toml and exercise-blind2/3/4 are marked
     # held out; the exercise log's first blind file was measured blind and
     # tuned on since.
     for name, count, held in [('diet-fresh', 15, False), ('diet-fresh2', 20, False), ('diet-fresh3', 20, False),
@@ -553,9 +553,9 @@ def test_the_shipped_case_files_are_valid():
     exercise = load_case_file(str(ROOT / 'evals' / 'exercise-blind.toml'))
     assert len(exercise.cases) == 16 and not any(c.holdout for c in exercise.cases)
     assert exercise.skill == str(ROOT / 'skills' / 'exercise.ost')
-    for name in ('exercise-blind2', 'exercise-blind3'):
+    for name, count in [('exercise-blind2', 16), ('exercise-blind3', 16), ('exercise-blind4', 20)]:
         held = load_case_file(str(ROOT / 'evals' / (name + '.toml')))
-        assert len(held.cases) == 16 and all(c.holdout for c in held.cases), name
+        assert len(held.cases) == count and all(c.holdout for c in held.cases), name
         assert held.skill == exercise.skill, name
 
 
@@ -637,10 +637,11 @@ def test_a_correct_model_passes_every_case_of_the_exercise_log(tmp_path):
     picks the activities; the times and durations are the program's reading
     of the user's words, or asked.  Every case passes."""
     from correct_model import (NO_MORE_EXERCISE, exercise_blind2_script, exercise_blind3_script,
-                               exercise_blind_script, exercise_script)
+                               exercise_blind4_script, exercise_blind_script, exercise_script)
     (tmp_path / 'correct.json').write_text(json.dumps(exercise_script() + exercise_blind_script()
                                                       + exercise_blind2_script()
-                                                      + exercise_blind3_script() + NO_MORE_EXERCISE))
+                                                      + exercise_blind3_script()
+                                                      + exercise_blind4_script() + NO_MORE_EXERCISE))
     env = env_for(tmp_path, OSTINATO_LLM='scripted',
                   OSTINATO_LLM_SCRIPT=str(tmp_path / 'correct.json'))
     files = [str(ROOT / 'evals' / name) for name in EXERCISE_FILES]
@@ -658,18 +659,50 @@ def test_a_correct_model_passes_every_case_of_the_exercise_log(tmp_path):
     assert s['runs'] == EXERCISE_RUNS
     assert s['passed'] == EXERCISE_RUNS - len({case for case, _ in EXERCISE_PROCESS_FAILS})
     assert 'tuned    28/28 runs passed (100.0 %)' in r.stdout
-    assert 'holdout  32/32 runs passed (100.0 %)' in r.stdout
+    assert 'holdout  46/52 runs passed (88.5 %)' in r.stdout
 
 
 EXERCISE_FILES = ['exercise.toml', 'exercise-blind.toml', 'exercise-blind2.toml',
-                  'exercise-blind3.toml']
-EXERCISE_RUNS = 60
+                  'exercise-blind3.toml', 'exercise-blind4.toml']
+EXERCISE_RUNS = 80
 
 # What the exercise skill's process cannot do yet, whatever the model
-# answers, as (case, expectation): none today.  A case the process fails
-# (a new blind file's) is listed here, each failing exactly so, until the
-# process is mended and the entry leaves.
-EXERCISE_PROCESS_FAILS: set = set()
+# answers, as (case, expectation).  A case the process fails (a new blind
+# file's) is listed here, each failing exactly so, until the process is
+# mended and the entry leaves.
+EXERCISE_PROCESS_FAILS = {
+    # evals/exercise-blind4.toml (held out).  "got out of the water like 15
+    # min ago" is when the swim ended: taken for its start, 40 min too late.
+    ('blind4: just back from the pool, 40 min of laps',
+     "near(user.exercise_log[0].when, '07:20', 30)"),
+    # "this afternoon" is read as its middle up to now (14:52), so the start
+    # ("we started around 2") is never asked.
+    ('blind4: pickleball with my sister, vague then an hour and a half',
+     "near(user.exercise_log[0].when, '14:00', 30)"),
+    # "wait sorry it was 45 min not 30", a later message, is a dialogue of its
+    # own naming no exercise: the skill only appends, no entry is corrected.
+    ('blind4: rowing machine, 30 corrected to 45 in the next message',
+     "[e.minutes for e in user.exercise_log if mentions(e.activity, 'row') or "
+     "mentions(e.activity, 'erg')] == [45]"),
+    # "like an hour this morning" is read as the morning's middle (06:00), so
+    # the start ("started around 9:30") is never asked.
+    ('blind4: mowing, then raking and weeding after lunch',
+     "near([e.when for e in user.exercise_log if mentions(e.activity, 'mow') or "
+     "mentions(e.activity, 'lawn')][0], '09:30', 30)"),
+    # The kickboxing's part runs on into the sauna's (not picked): Duckling
+    # reads "at 6 for an hour, sat" as one time, Saturday 18:00 to 20:00, and
+    # the duration left is the sauna's 20 min.
+    *[('blind4: kickboxing class, then the sauna (not exercise)', x) for x in (
+        'user.exercise_log[0].minutes == 60',
+        "near(user.exercise_log[0].when, '18:00', 30)")],
+    # "biked to work and back" is two rides: one phrase is one entry, and the
+    # reply with both rides' times ("left at 8:15 ..., rode home around 5:30")
+    # holds two times, so none: asked three times, the skill gives up.
+    *[('blind4: pilates at noon, then the bike commute in a later message', x) for x in (
+        "sum([e.minutes for e in user.exercise_log if not mentions(e.activity, 'pilates')]) == 40",
+        "near(sorted([e.when for e in user.exercise_log if not mentions(e.activity, 'pilates')])[0], "
+        "'08:15', 30)")],
+}
 
 
 # ------------------------------------------------------------------ invalid case files

@@ -78,6 +78,17 @@ def test_a_bare_clock_time_is_the_last_one_for_a_log_and_the_next_one_for_a_remi
     assert one('at 8', now=NY_EVENING, prefer=None)['when'] == '2026-12-05T08:00:00-05:00'
 
 
+def test_with_the_past_preferred_the_latest_reading_not_after_now_wins():
+    # exercise-blind4: "today at 7:00" said at 08:10 is Duckling's 07:00 or
+    # 19:00 today; read again 12 hours earlier it is yesterday's, and today's
+    # 07:00 was lost to yesterday's 19:00.
+    morning = '2026-12-04T08:10:00-05:00'
+    assert one('today at 7:00', now=morning)['when'] == '2026-12-04T07:00:00-05:00'
+    assert one('today at 7', now=morning)['when'] == '2026-12-04T07:00:00-05:00'
+    assert one('at 7', now=morning)['when'] == '2026-12-04T07:00:00-05:00'
+    assert one('at 9', now=morning)['when'] == '2026-12-03T21:00:00-05:00'
+
+
 def test_a_number_after_a_comma_is_no_year():
     # Duckling read "5:30, 45" as 05:30 in 2045 (exercise-blind2: "a hiit
     # class at 5pm, no sorry 5:30, 45 mins").
@@ -200,6 +211,23 @@ def test_a_duration_is_not_a_time():
     assert m == {'kind': 'duration', 'text': '30 minutes', 'start': 4, 'end': 14,
                  'seconds': 1800, 'value': 30, 'unit': 'minute'}
     assert one('an hour and a half')['seconds'] == 5400
+
+
+def test_a_duration_is_read_whole_not_in_part():
+    # exercise-blind4: Duckling read "4 and a half hrs" as "half hrs" (it
+    # reads "4 and a half hours" whole), and "like an hour 15" as an hour.
+    assert one('4 and a half hrs', kinds=['duration'])['seconds'] == 16200
+    m = one('took like 4 and a half hrs 🙄 shot a 97', kinds=['duration'])
+    assert (m['text'], m['seconds']) == ('4 and a half hrs', 16200)
+    assert [(m['kind'], m['text']) for m in ex('1 and a half hrs')] == [('duration', '1 and a half hrs')]
+    m = one('ok like an hour 15', kinds=['duration', 'number'])
+    assert (m['text'], m['seconds'], m['value'], m['unit']) == ('an hour 15', 4500, 75, 'minute')
+    assert one('2 hrs 30', kinds=['duration'])['seconds'] == 9000
+    # A number counting something else, or minutes already said, is not added.
+    assert [m['text'] for m in ex('an hour 15 laps', kinds=['duration'])] == ['an hour']
+    assert [m['text'] for m in ex('an hour 15 min', kinds=['duration'])] == ['an hour', '15 min']
+    assert [m['text'] for m in ex('an hour, 15', kinds=['duration'])] == ['an hour']
+    assert [m['text'] for m in ex('20 mins, 2 hrs', kinds=['duration'])] == ['20 mins', '2 hrs']
 
 
 def test_with_the_past_preferred_in_n_minutes_is_a_duration():

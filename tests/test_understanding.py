@@ -194,3 +194,29 @@ def test_a_season_is_a_word_and_a_filler_no_thing(tmp_path):
     assert 'spring roll' in got and 'sorry' not in got and 'dunno' not in got
     assert 'tacos' in got and 'tacos actually' not in got
     assert offered(tmp_path, 'at 9 this morning, dinner time lol') == ['dinner']
+
+
+def test_a_lone_hour_answering_when_is_a_clock_time(tmp_path):
+    # exercise-blind4: "right after lifting so like 7" was asked three times:
+    # Duckling reads no time in a bare number.  In an answer to "When ...?" it
+    # is the hour, am or pm as any clock time; a count of things is not.
+    got = run_ost(tmp_path, f"""
+        from core_skills import time_answered
+        for text in ['right after lifting so like 7', '7 or so', 'at 9', 'like 11 i think',
+                     'did 10 pushups', '40', 'idk', 'between 2 and 5']:
+            t = time_answered(text, {NOW!r})
+            print(if t? then t.when else 'none')
+        print(time_answered('like 5', {NOW!r}, hours = [17, 22]).when)
+        """)
+    assert got == ['2025-03-14T07:00:00-04:00', '2025-03-14T07:00:00-04:00', '2025-03-14T09:00:00-04:00',
+                   '2025-03-14T11:00:00-04:00', 'none', 'none', 'none', '2025-03-14T14:00:00-04:00',
+                   '2025-03-13T17:00:00-04:00']
+
+
+def test_a_plus_parts_things_as_and_does(tmp_path):
+    # exercise-blind4: "zumba at 9:30 + 15 min on the elliptical" was one
+    # thing, logged as zumba with the elliptical's 15 minutes.
+    assert parts(tmp_path, 'zumba at 9:30 + 15 min on the elliptical after', ['zumba', 'elliptical']) == [
+        'zumba | zumba at 9:30 | zumba at 9:30', 'elliptical | 15 min on the elliptical after | 15 min on the elliptical after']
+    assert parts(tmp_path, 'yoga + pilates at 7', ['yoga', 'pilates']) == parts(tmp_path, 'yoga and pilates at 7',
+                                                                             ['yoga', 'pilates'])

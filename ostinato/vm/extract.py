@@ -332,11 +332,14 @@ def _past(reader, text, now, entities, kinds, durations):
                 redo[period] = reader.parse(text, ['time'], now - timedelta(seconds=period))
             same = [x for x in redo[period] if x.get('dim') == 'time' and _span(x) == _span(e)]
         chosen = None
-        if same:
-            earlier = [v for v in same[0].get('value', {}).get('values', []) if _instant(v)]
-            past = [v for v in earlier if _utc(_instant(v)) <= _utc(now)]
-            if past:
-                chosen = max(past, key=lambda v: _utc(_instant(v)))
+        # Of both readings: Duckling's own may hold the one meant ("today at
+        # 7:00" said at 08:10 is 07:00 or 19:00 today; read 12 hours earlier,
+        # yesterday's).
+        earlier = values + ([v for v in same[0].get('value', {}).get('values', []) if _instant(v)]
+                            if same else [])
+        past = [v for v in earlier if _utc(_instant(v)) <= _utc(now)]
+        if past:
+            chosen = max(past, key=lambda v: _utc(_instant(v)))
         if chosen is not None and 'duration' in kinds:
             chosen = _ended(chosen, e, now, entities, durations)
         if chosen is not None:
@@ -530,6 +533,66 @@ def _fit(entities, now, tz, prefer, hours):
 
 _COMMA_NUMBER = re.compile(r',(\s*\d{1,2})(?!\d)')
 
+# Units Duckling reads abbreviated alone ("2 hrs") but not in a longer
+# amount ("4 and a half hrs" was "half hrs", 30 minutes), spelled out.
+_ABBREVIATED = re.compile(r'\b(hrs?|mins?)\b', re.IGNORECASE)
+_SPELLED = {'hr': 'hour', 'hrs': 'hours', 'min': 'minute', 'mins': 'minutes'}
+# A bare number of minutes after hours, ending what is said ("an hour 15").
+_MINUTES_AFTER = re.compile(r'[ \t]+(\d{1,2})(?=\s*(?:[^\w\s]|$))')
+
+
+def _spelled_out(text):
+    """`text` with its abbreviated units spelled out, and for each offset of
+    it (and its end) the offset in `text`: (starts, ends)."""
+    out, starts, ends, at = [], [], [0], 0
+    for m in _ABBREVIATED.finditer(text):
+        out.append(text[at:m.start()])
+        starts.extend(range(at, m.start()))
+        ends.extend(range(at + 1, m.start() + 1))
+        word = _SPELLED[m.group(1).lower()]
+        out.append(word)
+        starts.extend([m.start()] * len(word))
+        ends.extend([m.end()] * len(word))
+        at = m.end()
+    out.append(text[at:])
+    starts.extend(range(at, len(text) + 1))
+    ends.extend(range(at + 1, len(text) + 1))
+    return ''.join(out), starts, ends
+
+
+def _whole_durations(reader, text, entities, now):
+    """The durations Duckling read in part, read whole: with abbreviated
+    units spelled out ("4 and a half hrs"), and hours with the bare number
+    of minutes after them ("an hour 15").  What the longer one holds goes."""
+    def within(e, start, end):
+        return start <= e['start'] and e['end'] <= end
+
+    def replace(entities, whole):
+        start, end = whole['start'], whole['end']
+        if any(e.get('dim') == 'time' and e['start'] < end and start < e['end'] for e in entities):
+            return entities
+        return [e for e in entities if not within(e, start, end)] + [whole]
+
+    if _ABBREVIATED.search(text):
+        spelled, starts, ends = _spelled_out(text)
+        for d in reader.parse(spelled, ['duration'], now):
+            if d.get('dim') != 'duration':
+                continue
+            d = dict(d, start=starts[d['start']], end=ends[d['end']])
+            inside = [e for e in entities if e.get('dim') == 'duration' and within(e, d['start'], d['end'])]
+            if inside and all(_span(e) != _span(d) for e in inside):
+                entities = replace(entities, d)
+    for d in [e for e in entities if e.get('dim') == 'duration']:
+        value = d.get('value') or {}
+        seconds = (value.get('normalized') or {}).get('value')
+        m = _MINUTES_AFTER.match(text, d['end'])
+        if value.get('unit') != 'hour' or seconds is None or not m or not 0 < int(m.group(1)) < 60:
+            continue
+        minutes = int(seconds // 60) + int(m.group(1))
+        entities = replace(entities, dict(d, end=m.end(), body=text[d['start']:m.end()], value=dict(
+            value, value=minutes, unit='minute', normalized={'value': minutes * 60, 'unit': 'second'})))
+    return entities
+
 
 def b_extract(text, kinds, now, zone, prefer, hours=None):
     if type(text) is not str:
@@ -549,6 +612,8 @@ def b_extract(text, kinds, now, zone, prefer, hours=None):
     try:
         reader = _Reader(tz)
         entities = reader.parse(text, [KINDS[k] for k in wanted], ref)
+        if 'duration' in wanted:
+            entities = _whole_durations(reader, text, entities, ref)
         found: list = []
 
         def durations():
