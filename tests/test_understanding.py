@@ -171,3 +171,46 @@ def test_a_season_is_a_word_and_a_filler_no_thing(tmp_path):
     assert 'spring roll' in got and 'sorry' not in got and 'dunno' not in got
     assert 'tacos' in got and 'tacos actually' not in got
     assert offered(tmp_path, 'at 9 this morning, dinner time lol') == ['dinner']
+
+
+def picks(tmp_path, text, model_picks, vocabulary):
+    """pick_phrases on `text`, the model picking `model_picks`."""
+    import json
+    import subprocess
+    import sys
+    (tmp_path / 'model.json').write_text(json.dumps(
+        [{'match': 'List the phrases', 'reply': {'phrases': model_picks}}]))
+    (tmp_path / 'prog.ost').write_text(textwrap.dedent(f"""\
+        from core_skills import pick_phrases
+        print(pick_phrases({text!r}, 'a kind of exercise the user did', vocabulary = {vocabulary!r}))
+        """))
+    r = subprocess.run([sys.executable, '-m', 'ostinato', 'run', '--llm', 'scripted', '--db', 'prog.fs',
+                        'prog.ost'], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                       env={**__import__('os').environ, 'OSTINATO_LLM_SCRIPT': 'model.json'})
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
+
+
+def test_a_skills_vocabulary_checks_the_models_pick(tmp_path):
+    # Gemma 3 270M picks the text's first phrases, whatever they name
+    # (evals/RESULTS.md, "Can Gemma 3 270M sort a phrase?").
+    text = 'long day lol. had pizza at my desk, then walked home from work, like 35 min'
+    assert picks(tmp_path, text, ['long day', 'pizza at my desk'], None) == "['long day', 'pizza at my desk']"
+    # With the skill's words: what holds none goes, what the pick missed comes
+    # (by its lemma: "walked" is "walk").
+    assert picks(tmp_path, text, ['long day', 'pizza at my desk'], ['walk', 'swim']) == "['walked']"
+    # Words of the vocabulary side by side are one thing; a word misspelt at
+    # its end is known; a pick holding a known word keeps its other words.
+    assert picks(tmp_path, '20 min of jump rope, then went swimmin', [], ['jump', 'rope', 'swim']) == \
+        "['jump rope', 'swimmin']"
+    assert picks(tmp_path, 'a kettlebell class at 6', ['kettlebell class'], ['kettlebell']) == \
+        "['kettlebell class']"
+
+
+def test_a_pick_the_next_one_corrects_goes(tmp_path):
+    text = '25 min on the stairmaster, i mean the rowing machine, around 5'
+    assert picks(tmp_path, text, ['stairmaster', 'rowing machine'], None) == "['rowing machine']"
+    # With a vocabulary, the word the pick left out for the correction stays out.
+    assert picks(tmp_path, text, ['rowing machine'], ['stairmaster', 'row']) == "['rowing machine']"
+    # Not a correction: another thing after a word of its own.
+    assert picks(tmp_path, 'yoga at 7, then a swim at noon', ['yoga', 'swim'], None) == "['yoga', 'swim']"
