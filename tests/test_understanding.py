@@ -214,3 +214,8 @@ def test_a_pick_the_next_one_corrects_goes(tmp_path):
     assert picks(tmp_path, text, ['rowing machine'], ['stairmaster', 'row']) == "['rowing machine']"
     # Not a correction: another thing after a word of its own.
     assert picks(tmp_path, 'yoga at 7, then a swim at noon', ['yoga', 'swim'], None) == "['yoga', 'swim']"
+
+
+def test_i_mean_begins_no_phrase(tmp_path):
+    # Gemma 3 270M picked "mean the rowing machine" after "the stairmaster, i mean".
+    assert 'mean the rowing machine' not in offered(tmp_path, 'the stairmaster, i mean the rowing machine')
