@@ -106,6 +106,7 @@ class OstinatoDialogues:
         # messages and by the turns that answer them.
         self.written = {'intake': 0, 'turn': 0}
         self.fsyncs = {'intake': 0, 'turn': 0}
+        self.cpu = {'intake': 0.0, 'turn': 0.0}   # process CPU time (s)
         self.commits = []         # (tid before, last tid after, what) of each counted block
         self.store = Store(path)
         self.sched = Scheduler(self.store.world, out=io.StringIO(), err=sys.stderr)
@@ -180,9 +181,11 @@ class OstinatoDialogues:
         note its transactions for `records`."""
         size, syncs = self.size(), fsync_count()
         tid = self.store.storage.lastTransaction()
+        cpu = time.process_time()
         try:
             yield
         finally:
+            self.cpu[what] += time.process_time() - cpu
             self.written[what] += self.size() - size
             self.fsyncs[what] += fsync_count() - syncs
             after = self.store.storage.lastTransaction()

@@ -51,6 +51,8 @@ committed outbox entries).  "Bytes" are the growth of the database file
   one_at_a_time_bytes_per_msg  B  written by the turns, per message
   one_at_a_time_intake_bytes_per_msg  B  written by the intakes, per message
   one_at_a_time_fsyncs_per_msg  -  fsync calls (intake and turn), per message
+  one_at_a_time_cpu_per_msg  ms  process CPU time of the intakes and the turns,
+                                per message (the issue's goal: at most 1.5)
   burst_msgs_per_s          msg/s  B dialogues (--burst, default 1000) waiting;
                                 each gets one message, all taken in (committed)
                                 before running; then the run until every reply
@@ -59,6 +61,8 @@ committed outbox entries).  "Bytes" are the growth of the database file
   burst_fsyncs_per_msg      -   fsync calls of that run, per message
   burst_intake_msgs_per_s / _bytes_per_msg  msg/s, B  the intake of those
                                 messages (a transaction each)
+  burst_cpu_per_msg         ms  process CPU time of that intake and run, per
+                                message
   CASE_records_per_msg      -   records written per message (intake and
                                 turns), CASE one_at_a_time or burst; also
                                 CASE_intake_ / CASE_turn_records_per_msg and
@@ -88,10 +92,21 @@ committed outbox entries).  "Bytes" are the growth of the database file
                                 up to its first reply), mean of 5
   new_dialogue_ms_W         ms  the time of that, median of 5
 
+The console echo path (issue 28): an echo skill (each message answered
+"you said: ...", then the next awaited) on the one thread of the console
+channel, fed --echo lines (default 600) the way `ostinato run` takes piped
+input (effects/channels/console.py, each line a transaction of its own,
+the reply printed after its turn's commit):
+
+  echo_records_per_msg      -   records written per message, from message
+                                --echo / 2 to the last (intake and turn)
+  echo_bytes_per_msg        B   written per message over the same messages
+  echo_cpu_per_msg          ms  process CPU time per message over them
+
 Usage: python bench/durable.py [--tasks N] [--waiting W] [--only SECTIONS]
        [--keep DIR] [--explain]
 Sections (--only, comma-separated; default all): turn, waiters, cold, one,
-burst, ready, waiting.  `make bench` runs them all at the default sizes
+burst, ready, waiting, echo.  `make bench` runs them all at the default sizes
 (3.5 to 7 minutes here, as loaded as the machine is); the issue's
 100,000-waiting-dialogues check is `make bench-waiting` (--only waiting
 --waiting 100000), apart because its build takes many minutes (it took
@@ -127,8 +142,9 @@ from ostinato.runtime.txn import StoreTransactions  # noqa: E402
 from ostinato.runtime.store import Store  # noqa: E402
 from ostinato.vm import ops  # noqa: E402
 
-from dialogues import (BatchCommits, OstinatoDialogues, burst, figure, log, message_text,  # noqa: E402
-                       one_at_a_time, peak_rss_mb, percentile, run_case_in_subprocess)
+from dialogues import (BatchCommits, OstinatoDialogues, burst, count_records, figure, log,  # noqa: E402
+                       message_text, one_at_a_time, peak_rss_mb, percentile,
+                       run_case_in_subprocess)
 
 # N tasks, each in a loop waiting for its own box to change.  The box is a
 # local of the task (not a module variable), so a waiting task watches that
@@ -356,6 +372,7 @@ def dialogues_one_at_a_time(dbs, n):
     figure('one_at_a_time_bytes_per_msg', d.written['turn'] / m, 'B', '%.0f')
     figure('one_at_a_time_intake_bytes_per_msg', d.written['intake'] / m, 'B', '%.0f')
     figure('one_at_a_time_fsyncs_per_msg', (d.fsyncs['turn'] + d.fsyncs['intake']) / m, '-')
+    figure('one_at_a_time_cpu_per_msg', (d.cpu['turn'] + d.cpu['intake']) / m * 1e3, 'ms')
     records_figures('one_at_a_time', d, m)
 
 
@@ -370,6 +387,7 @@ def dialogues_burst(dbs, n, explain=False):
     figure('burst_fsyncs_per_msg', d.fsyncs['turn'] / n, '-')
     figure('burst_intake_msgs_per_s', n / r['intake_seconds'], 'msg/s', '%.0f')
     figure('burst_intake_bytes_per_msg', d.written['intake'] / n, 'B', '%.0f')
+    figure('burst_cpu_per_msg', (d.cpu['turn'] + d.cpu['intake']) / n * 1e3, 'ms')
     records_figures('burst', d, n)
     if explain:
         # FileStorage fsyncs once per commit: the run's commits are the last ones.
@@ -460,7 +478,69 @@ def dialogues_waiting(dbs, n, resumes):
 
 NEW_DIALOGUES = 5
 
-SECTIONS = ('turn', 'waiters', 'cold', 'one', 'burst', 'ready', 'waiting')
+ECHO = '''\
+from channels import new_threads, send_message_to_thread, wait_for_new_messages_on_thread
+
+{| Echo what the user says. |}
+def echo(thread):
+    while true:
+        for m in wait_for_new_messages_on_thread(thread):
+            send_message_to_thread(thread, "you said: {m.text}")
+
+for thread in new_threads():
+    spawn echo(thread)
+'''
+
+
+def console_echo(folder, lines):
+    """The echo skill on the console channel, fed `lines` piped lines:
+    (records, bytes, CPU seconds) written and spent from the intake of
+    line lines // 2 + 1 to the end, and the messages that covers."""
+    from ostinato.effects.channels.console import ConsoleChannel
+    prog = os.path.join(folder, 'echo.ost')
+    with open(prog, 'w') as f:
+        f.write(ECHO)
+    db = os.path.join(folder, 'echo.fs')
+    remove_db(db)
+    half = lines // 2
+    mark = {}
+
+    class Console(ConsoleChannel):
+        """The console channel, noting where the measured messages begin."""
+
+        taken = 0
+
+        def intake(self, sched, text):
+            if self.taken == half and not mark:
+                mark.update(tid=store.storage.lastTransaction(), size=os.path.getsize(db),
+                            cpu=time.process_time())
+            self.taken += 1
+            super().intake(sched, text)
+
+    text = ''.join('line %d: what could I cook tonight with rice, beans and a lime?\n' % i
+                   for i in range(lines))
+    out = io.StringIO()
+    store = Store(db)
+    try:
+        sched = Scheduler(store.world, out=out, err=sys.stderr)
+        sched.txn = StoreTransactions(store)
+        sched.services = [Console(stream=io.StringIO(text), user_name='ann', terminal=False)]
+        sched.recover()
+        sched.start_main(prog)
+        store.commit()
+        sched.run()
+        cpu = time.process_time() - mark['cpu']
+        size = os.path.getsize(db) - mark['size']
+        counts = count_records(store.storage, [(mark['tid'], store.storage.lastTransaction(),
+                                                'echo')])
+    finally:
+        store.close()
+    replies = out.getvalue().count('you said: ')
+    if replies != lines:
+        raise RuntimeError('the echo answered %d of %d lines' % (replies, lines))
+    return counts['echo'][0], size, cpu, lines - half
+
+SECTIONS = ('turn', 'waiters', 'cold', 'one', 'burst', 'ready', 'waiting', 'echo')
 
 
 def main():
@@ -479,6 +559,8 @@ def main():
                     help='replies measured at each ready count (default 200)')
     ap.add_argument('--waiting', type=int, default=10000,
                     help='waiting dialogues for bytes and RSS (default 10000)')
+    ap.add_argument('--echo', type=int, default=600,
+                    help='lines fed to the console echo (default 600)')
     ap.add_argument('--only', help='comma-separated sections: ' + ', '.join(SECTIONS))
     ap.add_argument('--explain', action='store_true',
                     help="print what the burst's commits wrote, by class (stderr)")
@@ -530,6 +612,11 @@ def main():
             dialogues_ready(dbs, ready, args.ready_sample)
         if 'waiting' in sections:
             dialogues_waiting(dbs, args.waiting, args.wakes)
+        if 'echo' in sections:
+            records, size, cpu, m = console_echo(folder, args.echo)
+            figure('echo_records_per_msg', records / m, '-')
+            figure('echo_bytes_per_msg', size / m, 'B', '%.0f')
+            figure('echo_cpu_per_msg', cpu / m * 1e3, 'ms')
     finally:
         if not args.keep:
             shutil.rmtree(folder, ignore_errors=True)

@@ -39,16 +39,18 @@ def run_bench(name, *args, tmp_path):
 
 
 def RECORDS(case):
-    """The records and persistent references written per message (issue 28)."""
+    """The records and persistent references written per message, and the
+    CPU time a message takes (issue 28)."""
     return ['%s_%s' % (case, name) for name in (
         'intake_records_per_msg', 'intake_refs_per_msg', 'turn_records_per_msg',
-        'turn_refs_per_msg', 'records_per_msg')]
+        'turn_refs_per_msg', 'records_per_msg', 'cpu_per_msg')]
 
 
 def test_durable_prints_every_figure(tmp_path):
     figures, ratios, err = run_bench(
         'durable.py', '--tasks', '20', '--rounds', '5', '--wakes', '3', '--one', '3',
-        '--burst', '5', '--ready', '2,5', '--ready-sample', '3', '--waiting', '6', '--explain',
+        '--burst', '5', '--ready', '2,5', '--ready-sample', '3', '--waiting', '6', '--echo', '8',
+        '--explain',
         tmp_path=tmp_path)
     assert ratios == {}
     assert sorted(figures) == sorted([
@@ -62,7 +64,8 @@ def test_durable_prints_every_figure(tmp_path):
         'bytes_per_msg_ready_2', 'msgs_per_s_ready_2', 'bytes_per_msg_ready_5',
         'msgs_per_s_ready_5', 'bytes_per_msg_ready_flatness', 'bytes_per_waiting_dialogue_6',
         'bytes_per_waiting_dialogue_6_unpacked', 'rss_mb_waiting_dialogues_6',
-        'resume_ms_waiting_dialogues_6', 'new_dialogue_bytes_6', 'new_dialogue_ms_6']
+        'resume_ms_waiting_dialogues_6', 'new_dialogue_bytes_6', 'new_dialogue_ms_6',
+        'echo_records_per_msg', 'echo_bytes_per_msg', 'echo_cpu_per_msg']
         + RECORDS('one_at_a_time') + RECORDS('burst'))
     assert 'what the burst wrote in' in err
 

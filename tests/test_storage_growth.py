@@ -48,25 +48,29 @@ def test_each_append_writes_a_bounded_amount(tmp_path, monkeypatch):
     out = run(tmp_path / 'grow.ost', db, monkeypatch, tmp_path)
     assert out == '10040 message number 0 edited later 0 later 39\n'
     per_commit = (os.path.getsize(db) - before) / 41
-    # Unchunked, each commit rewrote ~240 KB of references; now one chunk
-    # (at most 256 items) and a short index.
+    # Unchunked, each commit rewrote ~240 KB of references; now the list's
+    # own record (the items after its last full chunk, and a short index)
+    # and, when a chunk fills, that chunk and the last run of each level.
     assert per_commit < 16_000, per_commit
 
 
 def test_chunked_list_survives_storage_and_change():
-    items = list(range(1000))
+    c = OList.CHUNK
+    items = list(range(10 * c + 8))     # ten full chunks, and 8 items in the list's record
     lst = OList(list(items))
     state = lst.__getstate__()
-    assert 'items' not in state and len(state['chunks']) == 4
-    assert all(type(c) is ListChunk for c in state['chunks'])
+    assert 'items' not in state and len(state['chunks']) == 10 and state['tail'] == items[-8:]
+    assert all(type(x) is ListChunk for x in state['chunks'])
     same = lst.__getstate__()['chunks']
-    assert [a is b for a, b in zip(state['chunks'], same)] == [True] * 4
-    lst.items[600] = 'changed'
+    assert [a is b for a, b in zip(state['chunks'], same)] == [True] * 10
+    lst.items[6 * c + 5] = 'changed'
     lst.items.append('new')
-    after = lst.__getstate__()['chunks']
-    assert [a is b for a, b in zip(state['chunks'], after)] == [True, True, False, False]
+    after = lst.__getstate__()
+    assert [a is b for a, b in zip(state['chunks'], after['chunks'])] == \
+        [True] * 6 + [False] + [True] * 3
+    assert after['tail'] == items[-8:] + ['new']
     copy, _ = reload(lst)
-    assert copy.items == items[:600] + ['changed'] + items[601:] + ['new']
+    assert copy.items == items[:6 * c + 5] + ['changed'] + items[6 * c + 6:] + ['new']
     short = OList([1, 2])
     assert short.__getstate__() == ([1, 2],)       # a short list: its items, in a tuple
 

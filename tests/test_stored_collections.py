@@ -16,6 +16,10 @@ from ZODB.MappingStorage import MappingStorage
 from ostinato.vm.values import OList, OMap
 
 
+# Three chunks and a tail of 8 items.
+BIG_LIST = 3 * OList.CHUNK + 8
+
+
 def committed_records():
     """Each commit's records as {oid: record bytes}, the root's left out:
     a short and a long list and map, then a change to both long ones."""
@@ -28,7 +32,7 @@ def committed_records():
         # state, before the chunk index.
         small_list = OList([1, 'two', 3.0])
         small_list.note = 'x'
-        big_list = OList(list(range(600)))
+        big_list = OList(list(range(BIG_LIST)))
         big_list.note = 'x'
         small_map = OMap({'a': 1, 'b': 'two'})
         small_map.note = 'x'
@@ -39,7 +43,7 @@ def committed_records():
         root['small_map'] = small_map
         root['big_map'] = big_map
         transaction.commit()
-        big_list.items[300] = 'changed'
+        big_list.items[OList.CHUNK + 5] = 'changed'
         big_list.items.append('new')
         big_list.changed()
         big_map.d['k150'] = -1
@@ -50,8 +54,8 @@ def committed_records():
         check = db.open(transaction.TransactionManager())
         loaded = check.root()
         assert loaded['small_list'].items == [1, 'two', 3.0]
-        assert loaded['big_list'].items == (list(range(300)) + ['changed']
-                                            + list(range(301, 600)) + ['new'])
+        assert loaded['big_list'].items == (list(range(OList.CHUNK + 5)) + ['changed']
+                                            + list(range(OList.CHUNK + 6, BIG_LIST)) + ['new'])
         assert list(loaded['small_map'].d.items()) == [('a', 1), ('b', 'two')]
         assert list(loaded['big_map'].d.items()) == list(big_map.d.items())
         assert [o.note for o in loaded.values()] == ['x'] * 4
@@ -84,14 +88,20 @@ SMALL_MAP = (b'\x80\x03\x82\xf2.\x80\x03}q\x00(X\x01\x00\x00\x00dq\x01}q\x02(X\x
              b'\x00\x00\x00xq\x07u.')
 
 
-def list_index(oids):
-    """The record of a chunked OList whose chunks are `oids`: ListChunk has
-    no code, so the first reference names it and the others recall it."""
+def list_index(oids, tail):
+    """The record of a chunked OList whose chunks are `oids`, and whose
+    items after them pickle as `tail`: ListChunk has no code, so the first
+    reference names it and the others recall it."""
     refs = b''.join(
         b'C\x08' + oid.to_bytes(8, 'big') + memo
         for oid, memo in zip(oids, (b'q\x05costinato.vm.values\nListChunk\nq\x06\x86q\x07Q',
                                     b'q\x08h\x06\x86q\tQ', b'q\nh\x06\x86q\x0bQ')))
-    return INDEX_HEAD % b'\xf1' + refs + b'eu.'
+    return INDEX_HEAD % b'\xf1' + refs + b'eX\x04\x00\x00\x00tailq\x0c]q\r(' + tail + b'eu.'
+
+
+# The tail of BIG_LIST (96 to 103, as BININT1), and after the change.
+TAIL = b'K`KaKbKcKdKeKfKg'
+TAIL_NEW = TAIL + b'X\x03\x00\x00\x00newq\x0e'
 
 
 def map_index(oids):
@@ -111,24 +121,23 @@ INDEX_HEAD = (b'\x80\x03\x82%b.\x80\x03}q\x00(X\x04\x00\x00\x00noteq\x01X\x01\x0
 # (length, sha256) of every record: the chunks' too.
 FIRST = {
     1: (70, '044ae20c1743c5fbc0130d7c732cfe3fe3142ca7195a2d5dc31cb55d38fe9b19'),
-    2: (134, '3e8ed905456541f18b478aa8e96bc1f3aaeca6c4d15c27c234117a1df789256b'),
+    2: (166, '813d77fab0b363b7bbddb5d7ee27c87d8edf9b769c8ed69bc2c5db7455234212'),
     3: (73, '2325d80ceea8e608f813f95d8ebb66e67fae7926bdcac16baffc2f887d7ae4fa'),
     4: (104, '3b4921684e5872737e3b9b61059ba177e72d0955016c99101478b59d2c26d61f'),
     5: (1976, 'ba90afa75634e2919c0da6a145749a75d9ae6c5eef2e7322d2f452343a8beb46'),
     6: (2086, '42a2cf80d6dc9e2c773f8597f3e2ef224cafa8660d3392b59a84c0d59c526b06'),
     7: (777, '56b971c39ff303a0d7c68c366b332d109365bd9e2e77813f8196723704182f67'),
-    8: (571, '0ffe21b0792277e1e408da18eb823ddd66541aa1008771ea663e8a38566ef4f3'),
-    9: (827, '5f55f1d1c9756914945ee616d208e7610d0b2abe6c8ff80ff3a973cc6d0e1af3'),
-    10: (323, '8648044bc77aa21dbdd4fb5c36187ebf09a42df7b833d26059a2569cbe14647d'),
+    8: (123, 'bdbe3b87ca5a66cafeebc5385be00c193ace2047bed578c2d105bf744b460d86'),
+    9: (123, '3fe0a2f42a98dc9387da728d33f48a83212c837d9683592e73e1d495fa92c519'),
+    10: (123, '94e50c15256901f0bc20363a0fbdbefa85ffe6537b4561cfcfe4d7529c37a31c'),
 }
 SECOND = {
-    2: (134, 'b7b783fce8d5f3065961e54e428b6fbfc65c29264bc43a52197f5ccfe40038b9'),
-    4: (104, '90a29e248025d533a6eed1b1d8c5fdb2fe5011be2681dab60c6d56cb511b3dd3'),
-    11: (838, '5bb9f0c36c51aed284102255a3815cfcaa4a37524645b93d45d79c91e048da55'),
-    12: (333, '01778d969e41e85c6f4649ff572bc0ce24e8b6d3c54f679a4f63dc8aceec9aa6'),
-    13: (1956, 'c03748555b6cc8d52d8406f356a0d9b6783e0abbfd965ac09b9ad967cb172b9a'),
-    14: (2089, '2806ba6bf8831dba0f5d248b04c3aebbbc2425b83623ad86b2bd0577bab17c0c'),
-    15: (792, '69d60bd015fa8fa73c9f1c986b97b702303ad580e07a7ed703f8a7e4feb70ca6'),
+    2: (176, '069760fc9393eeaf99a603be7a6aa6896bb42a3cde732a81717850ad241f14d4'),
+    4: (104, '9c8b1f93ad56c072a22bd10c405358f52bfe0fbd7eaeae30fd980f3c9acd4ece'),
+    11: (135, 'caf4ff5cdfba58de3bb3db0683a5924059ced18057abd750c2601b0a6365568e'),
+    12: (1956, 'c03748555b6cc8d52d8406f356a0d9b6783e0abbfd965ac09b9ad967cb172b9a'),
+    13: (2089, '2806ba6bf8831dba0f5d248b04c3aebbbc2425b83623ad86b2bd0577bab17c0c'),
+    14: (792, '69d60bd015fa8fa73c9f1c986b97b702303ad580e07a7ed703f8a7e4feb70ca6'),
 }
 
 
@@ -140,15 +149,16 @@ def test_short_lists_and_maps_are_stored_whole():
 
 def test_long_lists_and_maps_are_stored_as_an_index_of_chunks():
     first, second = committed_records()
-    # 600 items: chunks of 256, 256 and 88 (oids 8-10); 300 entries: chunks
-    # of 128, 128 and 44 (oids 5-7).
-    assert first[2] == list_index([8, 9, 10])
+    # 104 items: chunks of 32 (oids 8-10) and 8 in the list's own record;
+    # 300 entries: chunks of 128, 128 and 44 (oids 5-7).
+    assert first[2] == list_index([8, 9, 10], TAIL)
     assert first[4] == map_index([5, 6, 7])
     assert digests(first) == FIRST
     # The change rewrites the index and the chunks that changed, no more:
-    # the list's first chunk (oid 8) stays; every chunk of the map changed.
-    assert second[2] == list_index([8, 11, 12])
-    assert second[4] == map_index([13, 14, 15])
+    # the list's first and last chunks (oids 8, 10) stay, the item appended
+    # joins its tail; every chunk of the map changed.
+    assert second[2] == list_index([8, 11, 10], TAIL_NEW)
+    assert second[4] == map_index([12, 13, 14])
     assert digests(second) == SECOND
 
 
@@ -363,10 +373,11 @@ def test_tasks_and_watches_are_stored_without_their_defaults_and_frames_as_tuple
         # Nothing but the fixed fields: no dict of the rest.
         task.result, task.watch_depth = None, 0
         assert len(task.__getstate__()) == 8
-        # The ready queue: (head, tail, count, front task, its wait if woken).
+        # The ready queue: (the tree behind the front, front task, its wait
+        # if woken).
         q = ReadyQueue()
         q.append(task)
-        assert q.__getstate__() == (None, None, 1, task, None)
+        assert q.__getstate__() == (q.tree, task, None)
         conn.root()['q'] = q
         transaction.commit()
         check = db.open(transaction.TransactionManager())
@@ -394,7 +405,7 @@ def test_storing_a_big_map_again_does_not_load_the_chunks_its_cache_let_go():
     try:
         conn = db.open()
         m = conn.root()['m'] = OMap({'k%d' % i: i for i in range(40 * OMap.CHUNK)})
-        lst = conn.root()['l'] = OList(list(range(40 * OList.CHUNK)))
+        lst = conn.root()['l'] = OList(list(range(2 * OList.INDEX * OList.CHUNK)))
         transaction.commit()
         # What the cache does when it holds more objects than it keeps.
         chunks = m.__getstate__()['chunks'] + lst.__getstate__()['chunks']
@@ -457,3 +468,56 @@ def test_objects_and_short_lists_are_stored_as_tuples_with_their_watches(tmp_pat
     finally:
         transaction.abort()
         db.close()
+
+
+def test_a_long_list_grows_by_rewriting_its_own_record_only():
+    """A long list keeps its full chunks (never changed once stored) and,
+    in its own record, the items after them: appending an item writes that
+    one record, however long the list (a chat thread's messages, every
+    message twice); a chunk that fills is written once, with the last run
+    of each level of the index above it.  The chunks and the index are
+    small (OList.CHUNK, OList.INDEX), so that record stays small too."""
+    from ostinato.classcodes import record_class
+    storage = MappingStorage()
+    db = ZODB.DB(storage)
+    try:
+        conn = db.open()
+        n = 40 * OList.CHUNK + 3
+        lst = conn.root()['l'] = OList(list(range(n)))
+        transaction.commit()
+        written = []
+        for i in range(OList.CHUNK):
+            lst.items.append('x%d' % i)
+            lst.changed()
+            transaction.commit()
+            txn = list(storage.iterator())[-1]
+            written.append(sorted(record_class(r.data)[1] for r in txn))
+        fills = [w for w in written if w != ['OList']]
+        assert len(fills) == 1, written           # the chunk that filled
+        assert fills[0].count('ListChunk') == 1 and fills[0].count('OList') == 1, fills
+        state = lst.__getstate__()
+        assert len(state['tail']) == 3 and len(state['index']) <= 2 * OList.INDEX, state
+        check = db.open(transaction.TransactionManager())
+        assert check.root()['l'].items == list(range(n)) + ['x%d' % i for i in range(OList.CHUNK)]
+        check.close()
+    finally:
+        transaction.abort()
+        db.close()
+
+
+def test_a_list_chunked_by_schema_19_loads_and_is_cut_again():
+    """A list stored before tails (schema 19 and older: chunks of 256, the
+    last one holding the rest, no `tail`) loads whole, and is stored in
+    today's chunks and tail when next written."""
+    from ostinato.vm.values import ListChunk
+    old = OList.__new__(OList)
+    old.__setstate__({'chunks': [ListChunk(list(range(256))), ListChunk(list(range(256, 300)))],
+                      '_ow': None})
+    assert old.items == list(range(300))
+    state = old.__getstate__()
+    n = 300 - 300 % OList.CHUNK
+    assert state['tail'] == list(range(n, 300))
+    chunks = state['chunks'] if 'chunks' in state else [
+        c for run in state['index'] for c in run.chunks]
+    assert [c.items for c in chunks] == [list(range(i, i + OList.CHUNK))
+                                         for i in range(0, n, OList.CHUNK)]

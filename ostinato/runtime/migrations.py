@@ -288,3 +288,62 @@ def _task_and_queue_tuples(world):
     # that an older Ostinato, which cannot read the tuples, refuses the
     # database.
     pass
+
+
+@step(17, "how far the skills have read a chat thread is kept with its messages (OList.mark, "
+          "stored as a list's third tuple item; stdlib/channels.ost `read_upto`), not in the "
+          "Thread's field `read_upto`")
+def _read_marks_in_lists(world):
+    # Nothing to convert: `read_upto(thread)` counts the old field too
+    # (frames running the library's older code still set it), whichever
+    # is further.  The version goes up so that an older Ostinato, which
+    # cannot read a list stored with its mark, refuses the database.
+    pass
+
+
+@step(18, "the tasks behind the ready queue's front one are in a tree of small buckets "
+          "(ReadyTree), each task knowing its place, not in a chain of ReadyLink records")
+def _ready_tree(world):
+    old = world.ready
+    old._p_activate()
+    d = old.__dict__
+    if 'tree' in d:                 # made by step 2 of this very migration
+        return
+    front, woken = d.get('task'), d.get('woken_wait')
+    if front is not None:
+        if woken is None:
+            queued = front.ready_link is old
+        else:
+            queued = front.ready_link is None and front.state == 'waiting' and \
+                front.waits == woken
+        if not queued:
+            front = None
+    behind = []
+    link = d.get('head')
+    while link is not None:
+        t = link.task
+        if t is not None and t.ready_link is link:
+            behind.append(t)
+        link = link.next
+    queue = ReadyQueue()
+    if front is not None:
+        queue.task = front
+        if woken is None:
+            front.ready_link = queue
+        else:
+            queue.woken_wait = woken
+    for t in behind:
+        t.ready_link = None
+        queue.append(t)
+    world.ready = queue
+
+
+@step(19, "a long list keeps the items after its last full chunk in its own record (`tail`), "
+          "in chunks of 32 and runs of 8 (vm/values.py OList), so that growing by one item "
+          "writes the list's record only")
+def _list_tails(world):
+    # Nothing to convert: a list chunked before (its last chunk holding the
+    # rest) loads as it is, and is cut again when next written.  The version
+    # goes up so that an older Ostinato, which cannot read a list's tail,
+    # refuses the database.
+    pass

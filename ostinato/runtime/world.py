@@ -16,12 +16,13 @@ class-level default (old records read it) or a migration step, never a
 from __future__ import annotations
 
 from BTrees.IOBTree import IOBTree
+from BTrees.LOBTree import LOBTree
 from BTrees.OOBTree import OOBTree
 from persistent import Persistent
 
 from ..vm import values as V
 
-SCHEMA_VERSION = 17
+SCHEMA_VERSION = 20
 
 
 class Watch(Persistent):
@@ -73,37 +74,48 @@ class WatchTree(IOBTree):
 
 
 class ReadyLink(Persistent):
-    """One place in the ready queue: a small record of its own, so that
-    queueing a task writes this record and the one before it, however long
-    the queue is.  A task taken out of the middle leaves its link empty
-    (`task` None) until the front reaches it."""
+    """One place in the ready queue of schema 18 and older: a record of its
+    own in a chain.  Migration 18 puts the tasks of such a chain into the
+    queue's tree (`ReadyTree`); the class stays for the records that name
+    it."""
 
     def __init__(self, task, next=None):
         self.task = task
         self.next = next
 
 
+class ReadyTree(LOBTree):
+    """The ready queue's tasks behind its front one, by their place (an
+    increasing number).  Queueing a task behind others writes the bucket
+    it joins (while the tree has one bucket, the tree's own record), and
+    the task, which then knows its place (`Task.ready_link`), so that
+    membership and removal need no scan.  A chain of links wrote the new
+    link, the one before it and the queue's record (schema 18 and older):
+    a message that arrived while other tasks were ready was three records
+    of the queue's.  Buckets of 32: the number of records stays near one
+    per task, and the bytes of the bucket a task joins stay few."""
+
+    max_leaf_size = 32
+    max_internal_size = 64
+
+
 class ReadyQueue(Persistent):
-    """The FIFO of tasks that can run now (docs/language.md §15.1), as a chain
-    of ReadyLinks.  Nothing that grows with the queue lives in a record a
-    turn rewrites: pushing writes the new link, the old last link and this
-    small record.  Each queued task knows its link (`Task.ready_link`), so
-    membership and removal cost O(1).
+    """The FIFO of tasks that can run now (docs/language.md §15.1).  Nothing
+    that grows with the queue lives in this record: the tasks behind the
+    front are in a tree of small buckets (`ReadyTree`, schema 19).
 
     A task queued while the queue is empty is kept in this record itself
     (`task`: the queue is then its own task's link, the one at the front),
-    not in a link of its own: one message at a time, every message's
-    intake queued a task on an empty queue, and its link was a record more
+    not in the tree: one message at a time, every message's intake queued
+    a task on an empty queue, and a place of its own was a record more
     (schema 9 and older).
 
     Taking the front task out (`popleft`) writes the task, not this record
     (schema 14): the task's `ready_link` is None again, and the turn that
     follows writes the task anyway, so whoever loads this record skips the
-    entries at its front whose task no longer points back at them
-    (`_settle`).  Only the front is taken that way, so such entries are
-    always a prefix, and `count` counts them until they are skipped.  An
-    abort of the transaction that took them loads this record again: the
-    tasks are back at the front.  The queue's record was written by every
+    task it holds when that task no longer points back at it (`_settle`).
+    An abort of the transaction that took it loads this record again: the
+    task is back at the front.  The queue's record was written by every
     turn, one record per chat message.
 
     A change that wakes a waiting task onto the empty queue (`wake`)
@@ -118,13 +130,14 @@ class ReadyQueue(Persistent):
     woken_wait = None   # that task's `waits`, when `wake` put it there
 
     def __init__(self):
-        self.head = None
-        self.tail = None
-        self.count = 0
+        self.tree = ReadyTree()
 
-    # Stored as the tuple of these (schema 17): every chat message's intake
-    # writes this record, and the names were half of it.  A dict still loads.
-    STORED = ('head', 'tail', 'count', 'task', 'woken_wait')
+    # Stored as the tuple of these (schema 19; schema 17 and 18 stored the
+    # tuple (head, tail, count, task, woken_wait) of a chain of links,
+    # which migration 18 reads): every chat message's intake writes this
+    # record, and the names were half of it.  A dict still loads.
+    STORED = ('tree', 'task', 'woken_wait')
+    CHAIN = ('head', 'tail', 'count', 'task', 'woken_wait')
 
     def __getstate__(self):
         state = super().__getstate__()
@@ -134,29 +147,22 @@ class ReadyQueue(Persistent):
 
     def __setstate__(self, state):
         if type(state) is tuple:
-            state = {k: v for k, v in zip(ReadyQueue.STORED, state)
-                     if v is not None or k in ('head', 'tail')}
+            names = ReadyQueue.STORED if len(state) == len(ReadyQueue.STORED) else \
+                ReadyQueue.CHAIN
+            state = {k: v for k, v in zip(names, state)
+                     if v is not None or k in ('head', 'tail', 'tree')}
         super().__setstate__(state)
 
     def _settle(self):
-        """Skip the entries at the front that were taken out by a
-        transaction that did not write this record: in memory only, as
-        the record would read if that transaction had written it."""
+        """Forget the front task when a transaction that did not write
+        this record took it out: in memory only, as the record would read
+        if that transaction had written it."""
         self._p_activate()
         d = self.__dict__
         t = d.get('task')
         if t is not None and not self._front_is(t):
             d['task'] = None
             d.pop('woken_wait', None)
-            d['count'] -= 1
-        link = d['head']
-        while link is not None and (link.task is None or link.task.ready_link is not link):
-            if link.task is not None:
-                d['count'] -= 1
-            link = link.next
-            d['head'] = link
-        if link is None:
-            d['tail'] = None
 
     def _front_is(self, t):
         """Whether `t`, held in this record, is still queued."""
@@ -174,101 +180,79 @@ class ReadyQueue(Persistent):
     def wake(self, task):
         """Queue the waiting `task`, whose wait just fired, without writing
         it -- if the queue is empty; else do nothing and return False."""
-        self._settle()
-        if self.count != 0:
+        if self:
             return False
-        self.head = self.tail = None
         self.task = task
         self.woken_wait = task.waits
-        self.count = 1
         return True
 
     def __len__(self):
         self._settle()
-        return self.count
+        return (self.task is not None) + len(self.tree)
 
     def __bool__(self):
         self._settle()
-        return self.count > 0
+        return self.task is not None or bool(self.tree)
 
     def __contains__(self, task):
         link = task.ready_link
         if link is None:
             return self.woken() is task
-        return link.task is task
+        if link is self:
+            self._settle()
+            return self.task is task
+        return self.tree.get(link) is task
 
     def __iter__(self):
         self._settle()
         if self.task is not None:
             yield self.task
-        link = self.head
-        while link is not None:
-            t = link.task
-            if t is not None and t.ready_link is link:
-                yield t
-            link = link.next
+        yield from list(self.tree.values())
 
     def append(self, task):
-        self._settle()
-        if self.count == 0:
-            # Links emptied by `remove` are left behind: drop them.
+        if not self:
+            # A wake's front that was taken out is left behind: drop it.
             self.__dict__.pop('woken_wait', None)
-            self.head = self.tail = None
             self.task = task
-            self.count = 1
             task.ready_link = self
             return
-        link = ReadyLink(task)
-        if self.tail is None:
-            self.head = link
-        else:
-            self.tail.next = link
-        self.tail = link
-        self.count += 1
-        task.ready_link = link
+        tree = self.tree
+        key = tree.maxKey() + 1 if tree else 1
+        tree[key] = task
+        task.ready_link = key
 
     def appendleft(self, task):
         self._settle()
+        tree = self.tree
         front = self.task
         if front is not None:
-            # Only the front task is kept here: it moves into a link (and,
-            # woken, says it is ready: a link's task is written).
+            # The front task moves into the tree, ahead of the rest (and,
+            # woken, says it is ready: a task in the tree is written).
             if self.__dict__.pop('woken_wait', None) is not None:
                 front.state = 'ready'
                 front.since = None
-            self.task = None
-            link = ReadyLink(front, self.head)
-            self.head = link
-            if self.tail is None:
-                self.tail = link
-            front.ready_link = link
-        link = ReadyLink(task, self.head)
-        self.head = link
-        if self.tail is None:
-            self.tail = link
-        self.count += 1
-        task.ready_link = link
+            key = tree.minKey() - 1 if tree else 1
+            tree[key] = front
+            front.ready_link = key
+        self.task = task
+        task.ready_link = self
 
     def popleft(self):
-        """Take the front task out: the task is written (see the class),
-        not this record."""
+        """Take the front task out: a task kept in this record is written
+        (see the class), not this record; one of the tree leaves its
+        bucket."""
         self._settle()
         d = self.__dict__
         task = d.get('task')
-        if task is not None:
-            d['task'] = None
-            d.pop('woken_wait', None)
-        else:
-            link = d['head']
-            while link is not None and link.task is None:
-                link = link.next
-            if link is None:
+        if task is None:
+            tree = self.tree
+            if not tree:
                 raise IndexError('pop from an empty ready queue')
-            d['head'] = link.next
-            if link.next is None:
-                d['tail'] = None
-            task = link.task
-        d['count'] -= 1
+            task = tree.pop(tree.minKey())
+            task.ready_link = None
+            return task
+        d['task'] = None
+        d.pop('woken_wait', None)
         task.ready_link = None
         jar = self._p_jar
         if jar is not None and not self._p_changed:
@@ -282,17 +266,18 @@ class ReadyQueue(Persistent):
         return task
 
     def remove(self, task):
-        self._settle()
         link = task.ready_link
         if link is None and self.woken() is task:
             del self.woken_wait
             self.task = None
-            self.count -= 1
             return
-        if link is None or link.task is not task:
+        if link is self and self.task is task:
+            self.task = None
+            task.ready_link = None
+            return
+        if link is None or link is self or self.tree.get(link) is not task:
             raise ValueError('the task is not in the ready queue')
-        link.task = None
-        self.count -= 1
+        del self.tree[link]
         task.ready_link = None
 
 
@@ -308,9 +293,9 @@ def _reload_unless(committed, queue):
 
 
 class World(Persistent):
-    """The database root object.  Collections that can grow are BTrees or
-    chains of small records (the ready queue), so a turn rewrites only the
-    buckets and links it touches, never a record that grows with the load."""
+    """The database root object.  Collections that can grow are BTrees
+    (the ready queue's too), so a turn rewrites only the buckets it
+    touches, never a record that grows with the load."""
 
     main_task = None
     main_path = None

@@ -542,6 +542,25 @@ def b_add_property(typ, mode, name, default):
     typ.declare(mode, name, default)
 
 
+def b_read_upto(lst):
+    """The mark a library keeps with the list `lst` (OList.mark), or 0."""
+    if type(lst) is not OList:
+        raise _reject('__read_upto__', lst)
+    return lst.mark or 0
+
+
+def b_set_read_upto(lst, n):
+    """Keep the int `n` as the mark of the list `lst` (a change of the
+    list for whoever waits on it, like `append`)."""
+    if type(lst) is not OList:
+        raise _reject('__set_read_upto__', lst)
+    if type(n) is not int:
+        raise OstError('__set_read_upto__() takes an int, got ' + printing.display(n))
+    if lst.mark != n:
+        lst.mark = n
+    return None
+
+
 # ------------------------------------------------------------ registration
 
 _TABLE = [
@@ -590,6 +609,8 @@ _TABLE = [
     ('extract', extract.b_extract, ('text', 'kinds', 'now', 'zone', 'prefer', 'hours')),
     ('lemma', lemma.b_lemma, ('text', 'lang')),
     ('add_property', b_add_property, ('type', 'mode', 'name', 'default')),
+    ('__read_upto__', b_read_upto, ('list',)),
+    ('__set_read_upto__', b_set_read_upto, ('list', 'n')),
 ]
 
 

@@ -1446,7 +1446,7 @@ def _curry(stack, arg):
     if not V.is_callable(f) and type(f) not in (OList, OMap, tuple):
         raise OstError('%s is not callable' % kind(f))
     stack[-1] = Curried(f, argv[:nargs], dict(zip(kwnames, argv[nargs:])))
-_MUTATORS = frozenset(['append', 'extend', 'insert', 'pop', 'truncate'])
+_MUTATORS = frozenset(['append', 'extend', 'insert', 'pop', 'truncate', '__set_read_upto__'])
 
 
 class _Unwound(Exception):

@@ -124,51 +124,53 @@ class OstRaise(Exception):
 INDEX = 64
 
 
-def _chunked_state(obj, base_state, attr, size, cut):
+def _chunked_state(obj, base_state, attr, size, cut, index=None):
     """The state to store for `obj` (an OList or OMap): `base_state()`, the
     plain Persistent state, while `size` is at most two chunks; else that
     state with `attr` replaced by `cut(chunks stored before)`, or by their
-    index when they are many."""
+    index (in runs of `index`, INDEX by default) when they are many."""
     if size <= 2 * obj.CHUNK:
         # Chunks stored before, if any, are no longer what is stored: a
         # store that trusts them (OMap.added) must not find them.
         obj.__dict__.pop('_v_chunks', None)
         obj.__dict__.pop('_v_index', None)
         return base_state()
+    index = INDEX if index is None else index
     held = obj._v_chunks = cut(obj.__dict__.get('_v_chunks') or ())
     chunks = [c for c, _ in held]
     state = dict(base_state())   # other attributes (its watchers)
     del state[attr]
-    if len(chunks) <= 2 * INDEX:
+    if len(chunks) <= 2 * index:
         state['chunks'] = chunks
     else:
-        levels = obj._v_index = _index(chunks, obj.__dict__.get('_v_index') or ())
+        levels = obj._v_index = _index(chunks, obj.__dict__.get('_v_index') or (), index)
         state['index'] = [r for r, _ in levels[-1]]
     return state
 
 
-def _index(chunks, old):
+def _index(chunks, old, size=None):
     """The tree of IndexChunks over `chunks`, as its levels from the
-    bottom, each a list of (IndexChunk, what it holds): runs of INDEX
-    chunks, then runs of INDEX of those runs while they are more than 2 *
-    INDEX.  A run of `old` (the levels stored before) that holds the same
-    objects is reused: a growing list or map rewrites only the last run of
-    each level."""
+    bottom, each a list of (IndexChunk, what it holds): runs of `size`
+    (INDEX by default) chunks, then runs of `size` of those runs while they
+    are more than 2 * `size`.  A run of `old` (the levels stored before)
+    that holds the same objects is reused: a growing list or map rewrites
+    only the last run of each level."""
+    size = INDEX if size is None else size
     levels = []
     below = chunks
     depth = 0
     while True:
         prev = old[depth] if depth < len(old) else ()
         runs = []
-        for k, i in enumerate(range(0, len(below), INDEX)):
-            run = below[i:i + INDEX]
+        for k, i in enumerate(range(0, len(below), size)):
+            run = below[i:i + size]
             p = prev[k] if k < len(prev) else None
             if p is not None and len(p[1]) == len(run) and all(map(operator.is_, p[1], run)):
                 runs.append(p)
             else:
                 runs.append((IndexChunk(run), run))
         levels.append(runs)
-        if len(runs) <= 2 * INDEX:
+        if len(runs) <= 2 * size:
             return levels
         below = [r for r, _ in runs]
         depth += 1
@@ -228,12 +230,13 @@ def _same_pairs(keys, values, pos, stored):
 _key, _value = operator.itemgetter(0), operator.itemgetter(1)
 
 
-def _join_items(chunks):
-    """(the list's items, each chunk's items)."""
+def _join_items(chunks, tail=()):
+    """(the list's items, each chunk's items): the chunks', then `tail`."""
     parts = [c.items for c in chunks]
     items = []
     for part in parts:
         items.extend(part)
+    items.extend(tail)
     return items, parts
 
 
@@ -254,15 +257,35 @@ class ListChunk(Persistent):
         self.items = items
 
 
+_LIST_STORED = frozenset(['items', '_ow', 'mark'])
+
+
 class OList(Persistent):
     """A mutable list.  `items` is a plain Python list.
 
-    A long list is stored in chunks of CHUNK items, each a record of its own,
-    so that a list growing by one item per commit (a thread's messages, a
-    log) writes one chunk and a short index, not its whole history.  Only
-    the stored form is chunked; in memory the items are one Python list."""
+    A long list is stored in chunks of CHUNK items, each a record of its
+    own, and the items after the last full chunk (`tail`) in the list's own
+    record with the index of the chunks (in runs of INDEX when they are
+    many), so that a list growing by one item per commit (a thread's
+    messages, a log) writes its own record only, not its history: a chunk
+    is written once, when it fills.  Only the stored form is chunked; in
+    memory the items are one Python list.
 
-    CHUNK = 256
+    Until schema 19 the last chunk held the rest, and was written anew with
+    the index at every growth: in chunks of 256, a chat thread of 600 to
+    1,200 messages wrote 5 KB a message, where the whole message is 3 KB
+    at most (issue 28).  Small chunks and runs keep the list's own record
+    small: about CHUNK / 2 + 2 * INDEX references at most."""
+
+    CHUNK = 32
+    INDEX = 8
+
+    # A number a library keeps with the list, not part of its value (not
+    # compared, copied or shown): how far the skills have read a chat
+    # thread's messages (`__read_upto__`, stdlib/channels.ost).  In the
+    # list's record, which a reply writes anyway; on the Thread it was a
+    # record more in every turn (schema 17 and older).
+    mark = None
 
     def __init__(self, items=None):
         self.items = [] if items is None else items
@@ -270,24 +293,31 @@ class OList(Persistent):
             fresh[id(self)] = self
 
     def __getstate__(self):
-        state = _chunked_state(self, super().__getstate__, 'items', len(self.items), self._chunks)
-        # A short list whose only other attribute is its watches (`_ow`,
-        # runtime/watches.py) is stored as the tuple (items,) or (items,
-        # watches): the names cost 12 bytes each.  A dict still loads.
+        items = self.items
+        state = _chunked_state(self, super().__getstate__, 'items', len(items), self._chunks,
+                               OList.INDEX)
+        if 'items' not in state:
+            state['tail'] = items[len(items) - len(items) % self.CHUNK:]
+        # A short list whose only other attributes are its watches (`_ow`,
+        # runtime/watches.py) and its mark is stored as the tuple (items,),
+        # (items, watches) or (items, watches or None, mark): the names
+        # cost 12 bytes each.  A dict still loads.
         n = len(state)
-        if n == 1 and 'items' in state:
-            return (state['items'],)
-        if n == 2 and 'items' in state and '_ow' in state:
+        if 'items' in state and n <= 3 and set(state) <= _LIST_STORED:
+            if 'mark' in state:
+                return (state['items'], state.get('_ow'), state['mark'])
+            if n == 1:
+                return (state['items'],)
             return (state['items'], state['_ow'])
         return state
 
     def _chunks(self, old):
-        """The chunks of `items`, as (ListChunk, its items), reusing those of
-        `old` whose slice is unchanged."""
+        """The full chunks of `items`, as (ListChunk, its items), reusing
+        those of `old` whose slice is unchanged (the rest is the `tail`)."""
         items = self.items
         n = self.CHUNK
         chunks = []
-        for i in range(0, len(items), n):
+        for i in range(0, len(items) - len(items) % n, n):
             piece = items[i:i + n]
             k = i // n
             prev = old[k] if k < len(old) else None
@@ -300,8 +330,18 @@ class OList(Persistent):
 
     def __setstate__(self, state):
         if type(state) is tuple:
-            state = {'items': state[0]} if len(state) == 1 else {'items': state[0], '_ow': state[1]}
-        _set_chunked_state(self, state, super().__setstate__, 'items', _join_items)
+            d = {'items': state[0]}
+            if len(state) > 1 and state[1] is not None:
+                d['_ow'] = state[1]
+            if len(state) > 2:
+                d['mark'] = state[2]
+            state = d
+        tail = ()
+        if 'tail' in state:
+            state = dict(state)
+            tail = state.pop('tail')
+        _set_chunked_state(self, state, super().__setstate__, 'items',
+                           lambda chunks: _join_items(chunks, tail))
 
     def __eq__(self, other):
         return self is other or (type(other) is OList and self.items == other.items)
