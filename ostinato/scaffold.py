@@ -21,7 +21,8 @@ SKILL = '''\
 -- extract, ask what is missing, log.
 
 from channels    import send_message_to_thread, User
-from core_skills import get_answer_to_question, pick_phrases, parts_of, time_in, ask_time, serve
+from core_skills import get_answer_to_question, time_in, ask_time, serve
+from phrases     import pick_phrases, parts_of
 
 type Entry:
     val when                    -- ISO time string
