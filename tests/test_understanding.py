@@ -116,11 +116,11 @@ def test_words_of_a_movement_stay_whole(tmp_path):
 
 def test_a_duration_that_reads_as_a_distance_too_gives_way_to_another(tmp_path):
     # Duckling reads "5000m" as 5000 minutes and as 5000 metres.
-    got = run_ost(tmp_path, """
+    got = run_ost(tmp_path, f"""
         from core_skills import duration_in
         for text in ['rowed 5000m, took 22 minutes', 'swam 800m in 20 min', 'did 30m of yoga',
                      'ran a 5k in 28 min', 'an hour ago']:
-            d = duration_in(text)
+            d = duration_in(text, {NOW!r})
             print(if d? then d.seconds / 60 else 'none')
         """)
     assert got == ['22', '20', '30', '28', 'none']
@@ -128,10 +128,10 @@ def test_a_duration_that_reads_as_a_distance_too_gives_way_to_another(tmp_path):
 
 def test_an_unsure_duration_is_asked(tmp_path):
     # exercise-blind2: "hafl an hour" was logged as an hour.
-    got = run_ost(tmp_path, """
+    got = run_ost(tmp_path, f"""
         from core_skills import duration_in
         for text in ['wnet swimming arond 12, hafl an hour', 'swimming, half an hour']:
-            d = duration_in(text)
+            d = duration_in(text, {NOW!r})
             print(if d? then d.seconds / 60 else 'none')
         """)
     assert got == ['none', '30']
@@ -179,7 +179,7 @@ def test_a_span_of_clock_times_began_at_its_start_and_lasted_its_length(tmp_path
         from core_skills import time_in, duration_in
         for text in ['yoga 7-7:30am', 'between 2 and 3pm', 'this afternoon', 'yoga 7-7:30am, 25 min really']:
             t = time_in(text, {NOW!r})
-            d = duration_in(text)
+            d = duration_in(text, {NOW!r})
             print(t.when, if d? then d.seconds / 60 else 'none')
         """)
     assert got == ['2025-03-14T07:00:00-04:00 30', '2025-03-14T14:00:00-04:00 60',
@@ -268,3 +268,14 @@ def test_a_pick_the_next_one_corrects_goes(tmp_path):
 def test_i_mean_begins_no_phrase(tmp_path):
     # Gemma 3 270M picked "mean the rowing machine" after "the stairmaster, i mean".
     assert 'mean the rowing machine' not in offered(tmp_path, 'the stairmaster, i mean the rowing machine')
+
+
+def test_a_duration_is_read_against_the_time_it_was_told(tmp_path):
+    # A CI run at 02:20 read "between 2 and 3pm" as 13 hours: Duckling takes
+    # the bare "2" said in the 2 o'clock hour as that hour.  The message's
+    # time, not the clock's, decides.
+    got = run_ost(tmp_path, """
+        from core_skills import duration_in
+        print(duration_in('between 2 and 3pm', '2025-03-14T16:00:00-04:00').seconds)
+        """)
+    assert got == ['3600']
