@@ -1,8 +1,8 @@
 """A correct model for every case of evals/diet.toml, evals/recipes.toml,
 evals/diet-fresh.toml, evals/diet-fresh2.toml, evals/diet-fresh3.toml,
-evals/diet-fresh4.toml, evals/diet-fresh5.toml, evals/diet-fresh6.toml and
-evals/diet-fresh7.toml, and of the exercise log's files (evals/exercise*.toml),
-as a script for the scripted backend.
+evals/diet-fresh4.toml, evals/diet-fresh5.toml, evals/diet-fresh6.toml,
+evals/diet-fresh7.toml and evals/diet-fresh8.toml, and of the exercise log's
+files (evals/exercise*.toml), as a script for the scripted backend.
 
 Each case's dialogue is written down as a careful model would conduct it:
 it extracts every item with its time, asks when the user named only a meal,
@@ -1119,4 +1119,154 @@ def diet_fresh7_script():
     e += d7('ben', 'had a cup of hot cocoa around 9ish', 'a cup of hot cocoa around 9 this morning; '
             'a handful of pretzels at 10', {'9': ['cup of hot cocoa'], '10': ['handful of pretzels']},
             {'9': '09:00', '10': '10:00'})
+    return e
+
+
+DAY8 = '2026-12-02T%s:00-06:00'     # evals/diet-fresh8.toml's day, in Chicago
+
+
+def _fresh8_times(times, day=DAY8):
+    """`times` of diet() with each 'HH:MM' on `day` (diet-fresh8.toml's,
+    or a case's own); a whole ISO date-time (another day) as it is."""
+    on = (lambda hhmm: hhmm if len(hhmm) > 5 else day % hhmm)
+    return {key: (on(how) if isinstance(how, str) else [*how[:-1], on(how[-1])])
+            for key, how in times.items()}
+
+
+def diet_fresh8_script():
+    """The cases of evals/diet-fresh8.toml (the eighth file written blind,
+    all held out), conducted as a careful model would, in the manner of
+    diet_fresh7_script: anchored to each case's own message, and put first
+    by test_eval.  Its day is 2026-12-02 in Chicago, but where a case says
+    otherwise.  Only what the user ate or drank is logged: not the
+    coworkers, the boyfriend, the pub, the roommate's toast or the bread
+    skipped, not the croissant corrected to a pain au chocolat."""
+    def d8(user, said, answer, items, times, day=DAY8, mapped=False, **kw):
+        entries = diet(user, said, answer, items, _fresh8_times(times, day), anchored=True, **kw)
+        for entry in entries if mapped else []:
+            # The seed's own shape, a map of each time to its items: a
+            # group's items are phrases of four words at most, and "ben &
+            # jerry's half baked" is five.
+            if entry['reply'].get('action') == 'itemize':
+                entry['reply'] = {'action': 'itemize', 'items': items}
+        return entries
+    e = []
+    # The coworkers and the place on 5th st are no food.  Asked when dinner
+    # was, the program reads "dinner just leftover lasagna" as just now
+    # (test_eval's PROCESS_FAILS).
+    e += d8('dana', 'bfast was cheerios w oat milk', 'cheerios with oat milk for breakfast; pho for '
+            'lunch; leftover lasagna for dinner',
+            {'breakfast': ['cheerios with oat milk'], 'lunch': ['pho'],
+             'dinner': ['leftover lasagna']},
+            {'breakfast': [('What time was breakfast?', 'like 7:15'), '07:15'],
+             'lunch': [('What time was lunch?', '12:30ish'), '12:30'],
+             'dinner': [('What time was dinner?', 'bout 7'), '19:00']})
+    e += d8('jonas', '07:45 flat white + almond croissant', 'a flat white and an almond croissant '
+            'at 07:45; katsu curry at 13:10; a myprotein chocolate protein shake at 19:30',
+            {'07:45': ['flat white', 'almond croissant'], '13:10': ['katsu curry'],
+             '19:30': ['myprotein chocolate protein shake']},
+            {'07:45': '07:45', '13:10': '13:10', '19:30': '19:30'})
+    # Starbucks is where, not what.
+    e += d8('priya', 'had an oat milk matcha latte', 'an oat milk matcha latte and a blueberry '
+            'muffin, about an hour ago',
+            {'hour ago': ['oat milk matcha latte', 'blueberry muffin']}, {'hour ago': '14:20'})
+    # Last night: the day before; the boyfriend and ichiran are no food.
+    e += d8('mei', 'last night around 9 i had tonkotsu ramen', 'tonkotsu ramen last night around '
+            '9; a chicken caesar wrap for lunch today',
+            {'last night around 9': ['tonkotsu ramen'], 'lunch': ['chicken caesar wrap']},
+            {'last night around 9': '2026-12-01T21:00:00-06:00',
+             'lunch': [('What time was lunch?', 'around 1'), '13:00']})
+    # Nothing eaten yet: nothing to log.
+    e.append({'match': _user_said('marcus', 'havent eaten anything yet today')
+              + r'[^\n]*\n\nQuestion: What did you eat',
+              'reply': {'action': 'cancel', 'text': "OK, nothing to log then."}})
+    # Asked when, the user calls it off: nothing is logged.
+    e += d8('tyler', 'burger n fries for lunch', 'a burger and fries for lunch',
+            {'lunch': ['burger', 'fries']}, {})
+    e += [{'match': _user_said('tyler', 'burger n fries for lunch') + '.*'
+           + _user_said('tyler', 'ugh actually nvm') + r"[^\n]*\n\nQuestion: When, roughly, was 'lunch'\?",
+           'reply': {'action': 'cancel', 'text': "OK, I won't log anything."}},
+          {'match': _user_said('tyler', 'burger n fries for lunch') + '.*'
+           + r"Question: When, roughly, was 'lunch'\?",
+           'reply': {'action': 'confer', 'text': 'What time was lunch?'}}]
+    # The croissant was a pain au chocolat: only that is picked from the
+    # reply, and the program keeps the croissant (PROCESS_FAILS).
+    e += d8('chloe', 'cappuccino and a croissant for breakfast', 'a cappuccino and a croissant for '
+            'breakfast', {'breakfast': ['cappuccino', 'croissant']},
+            {'breakfast': [('What time was breakfast?', '8:30'), '08:30']})
+    e += [{'match': r'Text: "[^"]*pain au chocolat not a croissant',
+           'reply': {'phrases': ['pain au chocolat']}}]
+    # The truck is where; the horchata is told with the time.  The model's
+    # 19:00 for "like 7, and i had a horchata with it" is refused once and
+    # the program asks again; after the same reply it takes the model's.
+    e += d8('luis', 'dinner was tacos al pastor', 'tacos al pastor for dinner',
+            {'dinner': ['tacos al pastor']},
+            {'dinner': [('What time was dinner?', 'like 7'), '19:00']})
+    e += [{'match': r'Text: "[^"]*i had a horchata with it', 'reply': {'phrases': ['horchata']}}]
+    e += d8('kev', '7am black coffee, 10:30 a banana', 'black coffee at 7am; a banana at 10:30; a '
+            'bag of hot cheetos and a sugar free red bull at 3pm',
+            {'7am': ['black coffee'], '10:30': ['banana'],
+             '3pm': ['hot cheetos', 'sugar free red bull']},
+            {'7am': '07:00', '10:30': '10:30', '3pm': '15:00'})
+    # Told the next morning: last night is the file's day.
+    e += d8('sam', 'feeling kinda guilty lol', "half a pint of ben & jerry's half baked around 10 "
+            'last night', {'around 10 last night': ["ben & jerry's half baked"]},
+            {'around 10 last night': '2026-12-02T22:00:00-06:00'}, mapped=True)
+    # Mom made it: no food of her own.
+    e += d8('arjun', 'had dal and rice w roti for dinner', 'dal and rice with roti for dinner',
+            {'dinner': ['dal', 'rice', 'roti']},
+            {'dinner': [('What time was dinner?', 'earlier'),
+                        ('Roughly what time was dinner?', 'ok like 6:30'), '18:30']})
+    # The pub and the lads are no food.  The model's 18:00 for "6 till about
+    # 8" is refused: the program logs its own reading, 19:54.
+    e += d8('liam', '2 pints of guinness at the pub', '2 pints of guinness after work; a doner '
+            'kebab on the way home',
+            {'after work': ['2 pints of guinness'], 'way home': ['doner kebab']},
+            {'after work': [('What time were the pints of guinness?', '6 till about 8'), '18:00'],
+             'way home': [('What time was the kebab?', 'dunno, late'),
+                          ('Roughly what time was the kebab?', 'bout 10:45'), '22:45']})
+    # The run is no food; lunch is keyed by its time as the user wrote it.
+    e += d8('nina', 'clif bar + gatorade before my run at 6am', 'a clif bar and a gatorade at 6am; '
+            'a double chicken chipotle bowl for lunch ~1',
+            {'6am': ['clif bar', 'gatorade'], '~1': ['double chicken chipotle bowl']},
+            {'6am': '06:00', '~1': '13:00'})
+    e += d8('ethan', 'had a pbj sandwhich n a glass of choc milk', 'a pbj sandwich and a glass of '
+            'choc milk for lunch', {'lunch': ['pbj sandwich', 'choc milk']},
+            {'lunch': [('What time was lunch?', '12:15 or so'), '12:15']})
+    # The roommate's toast is hers, and the bread was skipped.
+    e += d8('hana', 'made shakshuka for me and my roommate', 'shakshuka and a mimosa for brunch',
+            {'brunch': ['shakshuka', 'mimosa']},
+            {'brunch': [('What time was brunch?', '11ish'), '11:00']}, day='2026-12-06T%s:00-06:00')
+    # In London; tea is a meal, the nan no food.  "11 obvs" is asked again
+    # once, as "like 7" is.
+    e += d8('olly', 'cuppa and 2 digestives at elevenses', "a cuppa and 2 digestives at elevenses; "
+            "a ploughman's for tea", {'elevenses': ['cuppa', 'digestives'], 'tea': ["ploughman's"]},
+            {'elevenses': [('What time was elevenses?', '11 obvs'), '11:00'],
+             'tea': [('What time was tea?', 'about half 5'), '17:30']},
+            day='2026-12-02T%s:00+00:00')
+    # The konbini and the friends are no food.
+    e += d8('yuna', 'grabbed onigiri n a pocari sweat', 'onigiri and a pocari sweat around noon; '
+            'tteokbokki and a sikhye at 5',
+            {'noon': ['onigiri', 'pocari sweat'], '5': ['tteokbokki', 'sikhye']},
+            {'noon': '12:00', '5': '17:00'})
+    # "Mid-afternoon" is no clock time: asked.
+    e += d8('sofia', 'chilaquiles verdes w a fried egg', 'chilaquiles verdes with a fried egg and '
+            'cafe de olla at 08:30; a couple of conchas mid-afternoon',
+            {'08:30': ['chilaquiles verdes', 'fried egg', 'cafe de olla'],
+             'mid-afternoon': ['conchas']},
+            {'08:30': '08:30',
+             'mid-afternoon': [('About what time in the afternoon?', '3ish'), '15:00']})
+    # Two dialogues: the bagel now, lunch told hours later.
+    e += d8('rachel', 'bagel w lox n cream cheese just now', 'a bagel with lox and cream cheese, '
+            'just now', {'just now': ['bagel', 'lox', 'cream cheese']}, {'just now': '08:55'})
+    e += d8('rachel', 'lunch was a banh mi', 'a banh mi and a thai iced tea for lunch',
+            {'lunch': ['banh mi', 'thai iced tea']},
+            {'lunch': [('What time was lunch?', 'bout 12:45'), '12:45']})
+    # An opener: what was had is asked first.
+    e += d8('zoe', 'hey can u log stuff for me', 'a coffee at 8; another coffee at 11; a cold brew '
+            'at 2', {'8': ['coffee'], '11': ['coffee'], '2': ['cold brew']},
+            {'8': '08:00', '11': '11:00', '2': '14:00'},
+            confer_first=('Sure! What did you eat or drink today, and when?', 'only coffee so far',
+                          {'action': 'answer',
+                           'text': 'a coffee at 8; another coffee at 11; a cold brew at 2'}))
     return e

@@ -541,12 +541,12 @@ def test_the_shipped_case_files_are_valid():
                                                 'seed: cookie just now']
     assert recipes.cases and recipes.skill == str(ROOT / 'skills' / 'recipes.ost')
     # The files written blind: each held out until measured, tuned on since;
-    # diet-fresh5.toml to diet-fresh7.toml and exercise-blind2/3/4 are marked
+    # diet-fresh5.toml to diet-fresh8.toml and exercise-blind2/3/4 are marked
     # held out; the exercise log's first blind file was measured blind and
     # tuned on since.
     for name, count, held in [('diet-fresh', 15, False), ('diet-fresh2', 20, False), ('diet-fresh3', 20, False),
                               ('diet-fresh4', 20, False), ('diet-fresh5', 20, True), ('diet-fresh6', 20, True),
-                              ('diet-fresh7', 20, True)]:
+                              ('diet-fresh7', 20, True), ('diet-fresh8', 20, True)]:
         fresh = load_case_file(str(ROOT / 'evals' / (name + '.toml')))
         assert len(fresh.cases) == count and fresh.skill == diet.skill, name
         assert [c.holdout for c in fresh.cases] == [held] * count, name
@@ -585,7 +585,18 @@ def test_the_seed_dialogue_passes_the_seed_cases(tmp_path):
 # expectation that fails: the model's answers are right, and the process
 # of stdlib/core_skills.ost refuses them.  When the process is mended, the
 # case passes and leaves this list.
-PROCESS_FAILS: set = set()
+PROCESS_FAILS: set = {
+    # evals/diet-fresh8.toml (held out).  "dinner just leftover lasagna":
+    # the program reads "just" (only) as "just now" and logs the dinner at
+    # the message's time, 20:16, without taking the model's question.
+    ('bfast cheerios, lunch pho w coworkers, dinner leftover lasagna',
+     "near([e for e in user.diet_log if mentions(e.items, 'lasagna')][0].when, '19:00')"),
+    # "it was actually a pain au chocolat not a croissant", told at the time
+    # question: the pick adds the pain au chocolat, but an item is replaced
+    # only by one of the same last word, so the croissant stays.
+    ('cappuccino + croissant for breakfast; at the time question: it was a pain au chocolat',
+     "only(user.diet_log[0].items, ['cappuccino', 'pain au chocolat', 'chocolat'])"),
+}
 
 
 def test_a_correct_model_passes_every_shipped_case(tmp_path):
@@ -593,13 +604,14 @@ def test_a_correct_model_passes_every_shipped_case(tmp_path):
     all must pass, so the expectations ask for what a correct dialogue gives
     -- but for PROCESS_FAILS, which must fail exactly so; four dialogues at
     a time, as a loaded server would run them."""
-    from correct_model import (NO_MORE_FOOD, diet_fresh7_script, diet_script, fresh2_script,
-                               fresh3_script, fresh4_script, fresh5_script, fresh6_script,
-                               fresh_script, recipes_script)
-    # fresh7's, fresh6's, fresh5's, fresh4's and fresh3's entries first: they
-    # answer only their own cases, and another file's entry for the same
-    # user and question would answer these.
-    (tmp_path / 'correct.json').write_text(json.dumps(diet_fresh7_script() + fresh6_script()
+    from correct_model import (NO_MORE_FOOD, diet_fresh7_script, diet_fresh8_script, diet_script,
+                               fresh2_script, fresh3_script, fresh4_script, fresh5_script,
+                               fresh6_script, fresh_script, recipes_script)
+    # fresh8's, fresh7's, fresh6's, fresh5's, fresh4's and fresh3's entries
+    # first: they answer only their own cases, and another file's entry for
+    # the same user and question would answer these.
+    (tmp_path / 'correct.json').write_text(json.dumps(diet_fresh8_script() + diet_fresh7_script()
+                                                      + fresh6_script()
                                                       + fresh5_script()
                                                       + fresh4_script()
                                                       + fresh3_script() + diet_script()
@@ -615,6 +627,7 @@ def test_a_correct_model_passes_every_shipped_case(tmp_path):
                         str(ROOT / 'evals' / 'diet-fresh5.toml'),
                         str(ROOT / 'evals' / 'diet-fresh6.toml'),
                         str(ROOT / 'evals' / 'diet-fresh7.toml'),
+                        str(ROOT / 'evals' / 'diet-fresh8.toml'),
                         '--runs', '1', '--jobs', '4', '--json', str(tmp_path / 'out.json')],
                        cwd=tmp_path, env=env, text=True, capture_output=True, timeout=900)
     assert r.returncode == 0, r.stderr
@@ -626,9 +639,9 @@ def test_a_correct_model_passes_every_shipped_case(tmp_path):
     failed |= {(x['case'], x['failure']['problem']) for c in s['cases'] for x in c['results']
                if x['failure'] and 'expectation' not in x['failure']}
     assert failed == PROCESS_FAILS, '\n'.join(map(str, failed ^ PROCESS_FAILS)) + '\n' + r.stdout
-    assert s['runs'] == 180 and s['holdout']['runs'] == 75
+    assert s['runs'] == 200 and s['holdout']['runs'] == 95
     assert 'tuned    105/105 runs passed (100.0 %)' in r.stdout
-    assert 'holdout  75/75 runs passed (100.0 %)' in r.stdout
+    assert 'holdout  93/95 runs passed (97.9 %)' in r.stdout
 
 
 def test_a_correct_model_passes_every_case_of_the_exercise_log(tmp_path):
