@@ -585,18 +585,7 @@ def test_the_seed_dialogue_passes_the_seed_cases(tmp_path):
 # expectation that fails: the model's answers are right, and the process
 # of stdlib/core_skills.ost refuses them.  When the process is mended, the
 # case passes and leaves this list.
-PROCESS_FAILS: set = {
-    # evals/diet-fresh8.toml (held out).  "dinner just leftover lasagna":
-    # the program reads "just" (only) as "just now" and logs the dinner at
-    # the message's time, 20:16, without taking the model's question.
-    ('bfast cheerios, lunch pho w coworkers, dinner leftover lasagna',
-     "near([e for e in user.diet_log if mentions(e.items, 'lasagna')][0].when, '19:00')"),
-    # "it was actually a pain au chocolat not a croissant", told at the time
-    # question: the pick adds the pain au chocolat, but an item is replaced
-    # only by one of the same last word, so the croissant stays.
-    ('cappuccino + croissant for breakfast; at the time question: it was a pain au chocolat',
-     "only(user.diet_log[0].items, ['cappuccino', 'pain au chocolat', 'chocolat'])"),
-}
+PROCESS_FAILS: set = set()
 
 
 def test_a_correct_model_passes_every_shipped_case(tmp_path):
@@ -641,7 +630,7 @@ def test_a_correct_model_passes_every_shipped_case(tmp_path):
     assert failed == PROCESS_FAILS, '\n'.join(map(str, failed ^ PROCESS_FAILS)) + '\n' + r.stdout
     assert s['runs'] == 200 and s['holdout']['runs'] == 95
     assert 'tuned    105/105 runs passed (100.0 %)' in r.stdout
-    assert 'holdout  93/95 runs passed (97.9 %)' in r.stdout
+    assert 'holdout  95/95 runs passed (100.0 %)' in r.stdout
 
 
 def test_a_correct_model_passes_every_case_of_the_exercise_log(tmp_path):

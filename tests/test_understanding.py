@@ -279,3 +279,26 @@ def test_a_duration_is_read_against_the_time_it_was_told(tmp_path):
         print(duration_in('between 2 and 3pm', '2025-03-14T16:00:00-04:00').seconds)
         """)
     assert got == ['3600']
+
+
+def test_a_vocabulary_keeps_only_the_names_holding_its_words(tmp_path):
+    # diet-fresh5 on Gemma 3 270M: "logging", "starvin", "far" were logged
+    # beside the food of the same text.
+    assert run_ost(tmp_path, """
+        from phrases import known_only
+        print(known_only(['logging', 'two boiled eggs', 'rye toast'], 'Logging: 09:15 two boiled eggs, rye toast',
+                         ['egg', 'toast']))
+        print(known_only(['far', 'coffees'], 'only 2 coffees so far', ['coffee']))
+        print(known_only(['kombucha'], 'a kombucha at 3', ['coffee']))
+        """) == ["['two boiled eggs', 'rye toast']", "['coffees']", "['kombucha']"]
+
+
+def test_a_thing_taken_back_is_denied(tmp_path):
+    # diet-fresh8: "8:30. oh and it was actually a pain au chocolat not a
+    # croissant", told at the time question, kept the croissant.
+    assert run_ost(tmp_path, """
+        from phrases import denies
+        said = '8:30. oh and it was actually a pain au chocolat not a croissant'
+        print([denies(said, 'croissant'), denies(said, 'cappuccino'), denies(said, 'pain au chocolat')])
+        print([denies("it wasn't the fries", 'fries'), denies('no sugar in the coffee', 'coffee')])
+        """) == ['[true, false, false]', '[true, false]']
