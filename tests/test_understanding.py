@@ -279,3 +279,24 @@ def test_a_duration_is_read_against_the_time_it_was_told(tmp_path):
         print(duration_in('between 2 and 3pm', '2025-03-14T16:00:00-04:00').seconds)
         """)
     assert got == ['3600']
+
+
+def test_a_time_told_with_a_skills_word_for_an_end_is_when_it_ended(tmp_path):
+    # exercise-blind4: "got out of the water like 15 min ago", asked when the
+    # 40 min of laps were, was logged as their start, 40 minutes late.  The
+    # skill names its words for an end; the start is the runtime's sum.
+    got = run_ost(tmp_path, f"""
+        from core_skills import time_in, time_answered, ask_time, started
+        E = ['got out', 'finished up']
+        for text in ['got out of the water like 15 min ago', 'rowing, finished up about an hour ago',
+                     'swam at 3', 'swam at 3, got out']:
+            t = time_in(text, {NOW!r}, ended = E)
+            print(t.when, t.ended \\ false, started(t, 2400))
+        print(time_answered('got out like 7', {NOW!r}, ended = E).ended)
+        print(time_in('got out of the water like 15 min ago', {NOW!r}).ended \\ false)
+        """)
+    assert got == ['2025-03-14T15:45:00-04:00 true 2025-03-14T15:05:00-04:00',
+                   '2025-03-14T15:00:00-04:00 true 2025-03-14T14:20:00-04:00',
+                   '2025-03-14T15:00:00-04:00 false 2025-03-14T15:00:00-04:00',
+                   '2025-03-14T15:00:00-04:00 false 2025-03-14T15:00:00-04:00',
+                   'true', 'false']
