@@ -254,6 +254,11 @@ def test_a_skills_vocabulary_checks_the_models_pick(tmp_path):
         "['jump rope', 'swimmin']"
     assert picks(tmp_path, 'a kettlebell class at 6', ['kettlebell class'], ['kettlebell']) == \
         "['kettlebell class']"
+    # exercise-blind4: "kickbxing", a letter left out, was no word of the
+    # vocabulary, and the model's pick went for the "gym" of "gym buddy".
+    assert picks(tmp_path, 'kickbxing class at 6 w my gym buddy', ['kickbxing class'],
+                 ['gym', 'kickboxing']) == "['kickbxing class', 'gym']"
+    assert picks(tmp_path, 'a long wak, then the gym', ['long wak'], ['gym', 'walk']) == "['gym']"
 
 
 def test_a_pick_the_next_one_corrects_goes(tmp_path):
@@ -300,3 +305,17 @@ def test_a_time_told_with_a_skills_word_for_an_end_is_when_it_ended(tmp_path):
                    '2025-03-14T15:00:00-04:00 false 2025-03-14T15:00:00-04:00',
                    '2025-03-14T15:00:00-04:00 false 2025-03-14T15:00:00-04:00',
                    'true', 'false']
+
+
+def test_a_duration_a_span_of_time_lasts_is_named(tmp_path):
+    # exercise-blind4: Duckling reads "at 6 for an hour" as one time, 18:00
+    # lasting an hour; its hour is no "an hour ago", and the sauna's 20 min
+    # after it was taken for the kickboxing's.
+    got = run_ost(tmp_path, f"""
+        from core_skills import duration_in
+        for text in ['kickboxing at 6 for an hour', 'kickboxing at 6 for an hour, sat in the sauna 20 min',
+                     'an hour ago', 'swam an hour ago for 20 min']:
+            d = duration_in(text, {NOW!r})
+            print(if d? then d.seconds / 60 else 'none')
+        """)
+    assert got == ['60', 'none', 'none', '20']
