@@ -319,3 +319,20 @@ def test_a_duration_a_span_of_time_lasts_is_named(tmp_path):
             print(if d? then d.seconds / 60 else 'none')
         """)
     assert got == ['60', 'none', 'none', '20']
+
+
+def test_a_part_of_the_day_is_no_clock_time_where_the_skill_wants_one(tmp_path):
+    # exercise-blind4: "pickleball ... this afternoon" was logged at 14:52,
+    # the afternoon's middle up to now, and the start the user knew ("we
+    # started around 2") never asked.  A skill that wants a clock time says
+    # so (vague = false); a part of the day is still a time for others.
+    got = run_ost(tmp_path, f"""
+        from core_skills import time_in
+        for text in ['pickleball this afternoon', 'mowed like an hour this morning', 'this morning at 7',
+                     'yoga 7-7:30am', 'between 2 and 3pm']:
+            print((time_in(text, {NOW!r}, vague = false) \\ [when = 'none']).when, time_in(text, {NOW!r}).when)
+        """)
+    assert got == ['none 2025-03-14T14:00:00-04:00', 'none 2025-03-14T06:00:00-04:00',
+                   '2025-03-14T07:00:00-04:00 2025-03-14T07:00:00-04:00',
+                   '2025-03-14T07:00:00-04:00 2025-03-14T07:00:00-04:00',
+                   '2025-03-14T14:00:00-04:00 2025-03-14T14:00:00-04:00']
