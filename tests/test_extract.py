@@ -166,6 +166,26 @@ def test_a_time_of_day_is_on_the_day_the_text_names_apart():
     assert found[-1]['when'] == '2026-11-21T18:00:00-07:00'
 
 
+def test_a_day_name_that_is_also_a_word_is_a_day_only_when_said_as_one():
+    """Duckling reads "sat", "sun", "wed" and "march" as days and a month in
+    any case and anywhere: "at 6 for an hour, then sat in the sauna" became
+    Saturday 18:00 to 20:00 (exercise-blind4).  Written in lower case they
+    are the words, but for a word before or after that makes them a date
+    ("on sat", "last sun", "sat morning", "march 3")."""
+    at = '2025-06-10T21:45:00-05:00'        # a Tuesday
+    kw = dict(kinds=['time', 'duration'], now=at, zone='America/Chicago')
+    found = ex('kickbxing class at 6 for an hour, sat in the sauna 20 min', **kw)
+    assert [(m['text'], m.get('from') or m.get('seconds')) for m in found] == [
+        ('at 6 for an hour', '2025-06-10T18:00:00-05:00'), ('20 min', 1200)]
+    for text in ('i sat there a while', 'the sun was out', 'we march on', 'wed the girl'):
+        assert ex(text, **kw) == [], text
+    for text, when in [('ran on sat', '2025-06-07'), ('last sun', '2025-06-08'),
+                       ('a long run sat morning', '2025-06-07'), ('Sat', '2025-06-07'),
+                       ('sat 7th', '2025-06-07'), ('since wed', '2025-06-04'),
+                       ('march 3', '2025-03-03')]:
+        assert one(text, **kw)['when'][:10] == when, text
+
+
 def test_hours_choose_am_or_pm_where_the_skill_knows_the_likely_hours():
     """A clock time that may be am or pm is read within the skill's hours
     (a meal's) when one reading is; a time said with am/pm is not moved."""

@@ -254,6 +254,11 @@ def test_a_skills_vocabulary_checks_the_models_pick(tmp_path):
         "['jump rope', 'swimmin']"
     assert picks(tmp_path, 'a kettlebell class at 6', ['kettlebell class'], ['kettlebell']) == \
         "['kettlebell class']"
+    # exercise-blind4: "kickbxing", a letter left out, was no word of the
+    # vocabulary, and the model's pick went for the "gym" of "gym buddy".
+    assert picks(tmp_path, 'kickbxing class at 6 w my gym buddy', ['kickbxing class'],
+                 ['gym', 'kickboxing']) == "['kickbxing class', 'gym']"
+    assert picks(tmp_path, 'a long wak, then the gym', ['long wak'], ['gym', 'walk']) == "['gym']"
 
 
 def test_a_pick_the_next_one_corrects_goes(tmp_path):
@@ -302,3 +307,53 @@ def test_a_thing_taken_back_is_denied(tmp_path):
         print([denies(said, 'croissant'), denies(said, 'cappuccino'), denies(said, 'pain au chocolat')])
         print([denies("it wasn't the fries", 'fries'), denies('no sugar in the coffee', 'coffee')])
         """) == ['[true, false, false]', '[true, false]']
+def test_a_time_told_with_a_skills_word_for_an_end_is_when_it_ended(tmp_path):
+    # exercise-blind4: "got out of the water like 15 min ago", asked when the
+    # 40 min of laps were, was logged as their start, 40 minutes late.  The
+    # skill names its words for an end; the start is the runtime's sum.
+    got = run_ost(tmp_path, f"""
+        from core_skills import time_in, time_answered, ask_time, started
+        E = ['got out', 'finished up']
+        for text in ['got out of the water like 15 min ago', 'rowing, finished up about an hour ago',
+                     'swam at 3', 'swam at 3, got out']:
+            t = time_in(text, {NOW!r}, ended = E)
+            print(t.when, t.ended \\ false, started(t, 2400))
+        print(time_answered('got out like 7', {NOW!r}, ended = E).ended)
+        print(time_in('got out of the water like 15 min ago', {NOW!r}).ended \\ false)
+        """)
+    assert got == ['2025-03-14T15:45:00-04:00 true 2025-03-14T15:05:00-04:00',
+                   '2025-03-14T15:00:00-04:00 true 2025-03-14T14:20:00-04:00',
+                   '2025-03-14T15:00:00-04:00 false 2025-03-14T15:00:00-04:00',
+                   '2025-03-14T15:00:00-04:00 false 2025-03-14T15:00:00-04:00',
+                   'true', 'false']
+
+
+def test_a_duration_a_span_of_time_lasts_is_named(tmp_path):
+    # exercise-blind4: Duckling reads "at 6 for an hour" as one time, 18:00
+    # lasting an hour; its hour is no "an hour ago", and the sauna's 20 min
+    # after it was taken for the kickboxing's.
+    got = run_ost(tmp_path, f"""
+        from core_skills import duration_in
+        for text in ['kickboxing at 6 for an hour', 'kickboxing at 6 for an hour, sat in the sauna 20 min',
+                     'an hour ago', 'swam an hour ago for 20 min']:
+            d = duration_in(text, {NOW!r})
+            print(if d? then d.seconds / 60 else 'none')
+        """)
+    assert got == ['60', 'none', 'none', '20']
+
+
+def test_a_part_of_the_day_is_no_clock_time_where_the_skill_wants_one(tmp_path):
+    # exercise-blind4: "pickleball ... this afternoon" was logged at 14:52,
+    # the afternoon's middle up to now, and the start the user knew ("we
+    # started around 2") never asked.  A skill that wants a clock time says
+    # so (vague = false); a part of the day is still a time for others.
+    got = run_ost(tmp_path, f"""
+        from core_skills import time_in
+        for text in ['pickleball this afternoon', 'mowed like an hour this morning', 'this morning at 7',
+                     'yoga 7-7:30am', 'between 2 and 3pm']:
+            print((time_in(text, {NOW!r}, vague = false) \\ [when = 'none']).when, time_in(text, {NOW!r}).when)
+        """)
+    assert got == ['none 2025-03-14T14:00:00-04:00', 'none 2025-03-14T06:00:00-04:00',
+                   '2025-03-14T07:00:00-04:00 2025-03-14T07:00:00-04:00',
+                   '2025-03-14T07:00:00-04:00 2025-03-14T07:00:00-04:00',
+                   '2025-03-14T14:00:00-04:00 2025-03-14T14:00:00-04:00']

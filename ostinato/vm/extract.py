@@ -164,6 +164,7 @@ class _Reader:
         # year ("at 5:30, 45 mins" was 05:30 in 2045); in a chat it starts
         # the next thing said.  A semicolon keeps the offsets and the times.
         text = _COMMA_NUMBER.sub(r';\1', text)
+        text = _ALSO_WORDS.sub(_as_word, text)
         seconds = int(wall.replace(tzinfo=timezone.utc).timestamp())
         entities = duckling.parse(text, dims, seconds)
         if 'time' in dims:
@@ -189,6 +190,28 @@ class _Reader:
         second = _wall(naive.replace(fold=1), self.tz)
         if _utc(second) != _utc(node['at']):
             node['fold1'] = second
+
+
+# Names of days and months that are also common English words, which
+# Duckling reads as dates anywhere and in any case: "at 6 for an hour, then
+# sat in the sauna" was Saturday 18:00 to 20:00.  Written in lower case
+# (a chat's habit for both) they are the words, but for a word beside them
+# that makes them a date: before ("on sat", "last sun", "since wed", "in
+# march") or after ("sat morning", "sat 7th", "sat at 6", "march 3").  A
+# capital ("Sat") names the day.
+_ALSO_WORDS = re.compile(r'\b(sat|sun|wed|march)\b')
+_DATE_BEFORE = re.compile(r'\b(on|this|next|last|every|each|past|coming|by|till|til|until|since|'
+                          r'from|before|after|in)\s+$', re.IGNORECASE)
+_DATE_AFTER = re.compile(r'\s*(\d|(at\s+)\d|(morning|afternoon|evening|night|noon|am|pm)\b)',
+                         re.IGNORECASE)
+
+
+def _as_word(m):
+    """One of _ALSO_WORDS as the word (blanked, so offsets stay), or as
+    written when a word beside it makes it a date."""
+    if _DATE_BEFORE.search(m.string, 0, m.start()) or _DATE_AFTER.match(m.string, m.end()):
+        return m.group(0)
+    return ' ' * len(m.group(0))
 
 
 _BARE_HOUR = re.compile(r'(?<![\d:.])(\d{1,2})(?![\d:.])')
