@@ -357,3 +357,28 @@ def test_a_part_of_the_day_is_no_clock_time_where_the_skill_wants_one(tmp_path):
                    '2025-03-14T07:00:00-04:00 2025-03-14T07:00:00-04:00',
                    '2025-03-14T07:00:00-04:00 2025-03-14T07:00:00-04:00',
                    '2025-03-14T14:00:00-04:00 2025-03-14T14:00:00-04:00']
+
+
+def test_ask_duration_refuses_a_unit_it_cannot_read_when_the_skill_calls_it(tmp_path):
+    # unit = 'minutes' read a bare "45" as "45 minutess": nothing, and the user was asked again.
+    assert run_ost(tmp_path, """
+        from core_skills import ask_duration
+        for unit in ['minutes', 'month', 7]:
+            try:
+                ask_duration([messages = []], 'How long was it?', unit = unit)
+            catch e:
+                print(e)
+        """) == [
+        "in_unit() does not know the unit 'minutes' (the units: second, minute, hour, day, week)",
+        "in_unit() does not know the unit 'month' (the units: second, minute, hour, day, week)",
+        'in_unit() does not accept int as unit']
+
+
+def test_what_the_user_wrote_since_a_message_is_public_and_its_old_name_still_answers(tmp_path):
+    # Frames stored by earlier versions call the private name.
+    assert run_ost(tmp_path, """
+        from core_skills import user_texts_since, _user_texts_since
+        t = [messages = [[sender = 'ann', text = 'ran 5k'], [sender = none, text = 'When?'],
+                         [sender = 'ann', text = 'at 7'], [sender = 'ann', text = 'ish']]]
+        print(user_texts_since(t, 1), _user_texts_since(t, 1), user_texts_since(t, 9))
+        """) == ["['at 7', 'ish'] ['at 7', 'ish'] []"]

@@ -680,7 +680,8 @@ def test_registry():
     expected = ('print pprint pformat str quote int float type_of length append extend insert '
                 'pop truncate reversed sorted keys values list set tuple span sum min max abs '
                 'round sjoin joinlines split strip lower upper replace startswith endswith find '
-                'json parse_json now format_time later add_property').split()
+                'json parse_json now format_time later is_time time_of_day clock_time in_unit '
+                'add_property').split()
     for name in expected:
         b = BUILTINS[name]
         assert b.name == name and callable(b.fn)
@@ -907,6 +908,49 @@ def test_later_is_a_time_plus_seconds_at_its_offset():
     assert err(call, 'later', '2026-11-21T07:00:00-07:00', '60') == 'later() does not accept str as seconds'
     assert err(call, 'later', '2026-11-21T07:00:00-07:00', True) == 'later() does not accept bool as seconds'
     assert err(call, 'later', '9999-12-31T23:00:00+00:00', 7200) == 'later() time out of range'
+
+
+
+def test_is_time_is_the_now_form_of_a_real_time():
+    # A model's answer is taken as a date-time only in the form now() writes.
+    assert call('is_time', '2025-03-14T08:00:00-04:00') is True
+    assert call('is_time', '2025-03-14T08:00:00+05:45') is True
+    for v in ('2025-03-14T08:00:00Z', '2025-03-14T08:00:00', '2025-03-14 08:00:00-04:00',
+              '2025-13-14T08:00:00-04:00', '2025-03-14T25:00:00-04:00', '2025-03-14T08:00:00-04:00 ',
+              '2025-03-14T08:00:00*04:00', '\u0662025-03-14T08:00:00-04:00', '7:15', '', 1742, None, L()):
+        assert call('is_time', v) is False, v
+
+
+def test_time_of_day_is_the_hours_since_midnight_at_the_times_offset():
+    assert call('time_of_day', '2025-03-14T07:30:00-04:00') == 7.5
+    assert call('time_of_day', '2025-03-14T15:00:00+05:45') == 15
+    assert call('time_of_day', '2025-03-14T17:59:00-04:00') < 18
+    assert call('time_of_day', '2025-03-14T00:00:36Z') == 0.01
+    assert err(call, 'time_of_day', 'teatime') == "time_of_day() cannot read the time 'teatime'"
+    assert err(call, 'time_of_day', L()) == 'time_of_day() does not accept list'
+
+
+def test_clock_time_reads_a_clock_text_as_hours_or_none():
+    assert call('clock_time', '7:15') == 7.25
+    assert call('clock_time', ' 13:30 ') == 13.5
+    assert call('clock_time', '00:00') == 0
+    for text in ('7', '1:5', 'a:bc', '24:00', '7:60', '123:00', '7:15pm', '2025-03-14T07:15:00-04:00', ''):
+        assert call('clock_time', text) is None, text
+    assert err(call, 'clock_time', 715) == 'clock_time() does not accept int'
+
+
+def test_in_unit_counts_seconds_in_a_named_unit():
+    assert call('in_unit', 1680, 'minute') == 28
+    assert call('in_unit', 5400, 'hour') == 1.5
+    assert call('in_unit', 90.0, 'second') == 90
+    assert call('in_unit', 1209600, 'week') == 2
+    assert call('in_unit', 43200, 'day') == 0.5
+    assert err(call, 'in_unit', 60, 'minutes') == (
+        "in_unit() does not know the unit 'minutes' (the units: second, minute, hour, day, week)")
+    assert err(call, 'in_unit', 60, 'month').startswith("in_unit() does not know the unit 'month' ")
+    assert err(call, 'in_unit', '60', 'minute') == 'in_unit() does not accept str as seconds'
+    assert err(call, 'in_unit', True, 'minute') == 'in_unit() does not accept bool as seconds'
+    assert err(call, 'in_unit', 60, None) == 'in_unit() does not accept none as unit'
 
 
 @pytest.fixture

@@ -1,13 +1,18 @@
-"""Time for the `now`, `format_time` and `later` built-ins (docs/language.md §18).
+"""Time for the `now`, `format_time`, `later`, `is_time`, `time_of_day`,
+`clock_time` and `in_unit` built-ins (docs/language.md §18).
 
-Times are ISO-8601 texts with a numeric UTC offset.  Formatting is done here
-with English names rather than by `strftime`, whose names and padding depend
-on the C library and the process locale.  `clock` is the source of the
+Times are ISO-8601 texts with a numeric UTC offset.  A skill reads what it
+needs of one (its time of day, whether a text is one, a length in minutes)
+through these, never by slicing texts or dividing seconds in Ostinato: the
+calendar and the clock are Python's.  Formatting is done here with English
+names rather than by `strftime`, whose names and padding depend on the C
+library and the process locale.  `clock` is the source of the
 current time; the runtime may replace it (a test clock, or the scheduler's
 notion of now).
 """
 from __future__ import annotations
 
+import re
 import time as _time
 from datetime import datetime, timedelta, timezone
 
@@ -15,7 +20,8 @@ from . import limits
 from .printing import quote_str
 from .values import OstError, kind
 
-__all__ = ['clock', 'now_iso', 'format_time', 'later', 'iso', 'iso_at']
+__all__ = ['clock', 'now_iso', 'format_time', 'later', 'iso', 'iso_at', 'is_time', 'time_of_day',
+           'clock_time', 'in_unit']
 
 clock = _time.time
 
@@ -96,6 +102,65 @@ def later(t, seconds):
         return iso((dt.astimezone(timezone.utc) + timedelta(seconds=seconds)).astimezone(dt.tzinfo))
     except (OverflowError, OSError, ValueError):
         raise OstError('later() time out of range') from None
+
+
+# The `now()` form, in ASCII digits (`\d` would take any script's).
+_NOW_FORM = re.compile(r'[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}[+-][0-9]{2}:[0-9]{2}')
+
+
+def is_time(value):
+    """is_time(value): whether `value` is a text in the `now()` form naming
+    a real time.  Any other value is simply not one: a model's reply is
+    tested before it is used as a time."""
+    if type(value) is not str or _NOW_FORM.fullmatch(value) is None:
+        return False
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _hours(dt):
+    return dt.hour + dt.minute / 60 + dt.second / 3600
+
+
+def time_of_day(t):
+    """time_of_day(time): the hours since midnight on time's own wall
+    clock, as a number (07:30 is 7.5), to compare with a skill's hours."""
+    return _hours(_parse(t, 'time_of_day()'))
+
+
+_CLOCK = re.compile(r'([0-9]{1,2}):([0-9]{2})')
+
+
+def clock_time(text):
+    """clock_time(text): a clock text of the 24-hour clock ("7:15",
+    "13:05") as hours since midnight, or none when the text is not one: the
+    words a user or a model wrote are tested, not trusted."""
+    if type(text) is not str:
+        raise OstError('clock_time() does not accept ' + kind(text))
+    m = _CLOCK.fullmatch(text.strip())
+    if m is None or int(m.group(1)) > 23 or int(m.group(2)) > 59:
+        return None
+    return int(m.group(1)) + int(m.group(2)) / 60
+
+
+# Units of a fixed length.  A month or a year is not one.
+_UNITS = {'second': 1, 'minute': 60, 'hour': 3600, 'day': 86400, 'week': 604800}
+
+
+def in_unit(seconds, unit):
+    """in_unit(seconds, unit): how many `unit`s the seconds are (1680
+    seconds are 28 minutes); an unknown unit is an error naming it."""
+    if type(seconds) not in (int, float):
+        raise OstError('in_unit() does not accept %s as seconds' % kind(seconds))
+    if type(unit) is not str:
+        raise OstError('in_unit() does not accept %s as unit' % kind(unit))
+    if unit not in _UNITS:
+        raise OstError('in_unit() does not know the unit %s (the units: %s)'
+                       % (quote_str(unit), ', '.join(_UNITS)))
+    return seconds / _UNITS[unit]
 
 
 def _code(dt, c):

@@ -47,7 +47,8 @@ syntax keyword ostBuiltin       reversed sorted keys values list set tuple span
 syntax keyword ostBuiltin       sum min max abs round sjoin joinlines split strip
 syntax keyword ostBuiltin       lower upper replace startswith endswith find json
 syntax keyword ostBuiltin       parse_json now format_time sleep Queue put take
-syntax keyword ostBuiltin       raise add_property
+syntax keyword ostBuiltin       raise add_property later extract lemma is_time time_of_day
+syntax keyword ostBuiltin       clock_time in_unit
 syntax keyword ostErrorType     Error
 
 " The mode word starting a field line of a type block: 'var sound = 1',
