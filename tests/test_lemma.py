@@ -63,3 +63,24 @@ def test_keep_endings_replaces_only_a_changed_stem(tmp_path):
     assert (code, err) == (0, '')
     assert out.splitlines() == ["'do 15 min of abs'", "'swim 20 laps'", "'run a 5k'",
                                 "'the rowing machine'", "'hiked'", "'do 15 min of ab'"]
+
+
+def test_a_known_word_is_in_the_vocabulary_as_written_as_its_lemma_or_misspelt(tmp_path):
+    code, out, err = run_ost(tmp_path, '''
+        kinds = set(['swim', 'kickboxing', 'row', 'fry'])
+        for w in ['swim', 'Swam', 'swimmin', 'swimmingly', 'kickbxing', 'fries', 'rowing', 'ro', 'bike']:
+            print(w, known_word(w, kinds))
+        print(known_word('row', ['row']), known_word('row', []))
+        for args in [[3, ['a']], ['a', 3], ['a', ['a', 3]]]:
+            try:
+                known_word(args[0], args[1])
+            catch e:
+                print(e.message)
+        ''')
+    assert (code, err) == (0, '')
+    # "swimmingly" is "swim" and six letters more: not a misspelling.
+    assert out.splitlines() == ['swim true', 'Swam true', 'swimmin true', 'swimmingly false',
+                                'kickbxing true', 'fries true', 'rowing true', 'ro false', 'bike false',
+                                'true false', 'known_word() does not accept int',
+                                'known_word() does not accept int',
+                                'known_word() vocabulary holds int, not only words']

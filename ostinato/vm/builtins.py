@@ -404,6 +404,18 @@ def b_round(x, digits):
 
 # ----------------------------------------------------------------- strings
 
+def b_known_word(word, vocabulary):
+    if type(word) is not str:
+        raise _reject('known_word', word)
+    words = _items('known_word', vocabulary)
+    for v in words:
+        if type(v) is not str:
+            raise OstError('known_word() vocabulary holds %s, not only words' % kind(v))
+    if len(word) > lemma.MAX_TEXT:
+        raise limits.too_large('known_word() word', len(word), lemma.MAX_TEXT, 'characters')
+    return lemma.known_word(word, {v.lower() for v in words})
+
+
 def b_sjoin(items, sep):
     if sep is None:
         sep = ''
@@ -613,6 +625,7 @@ _TABLE = [
     ('in_unit', timefmt.in_unit, ('seconds', 'unit')),
     ('extract', extract.b_extract, ('text', 'kinds', 'now', 'zone', 'prefer', 'hours')),
     ('lemma', lemma.b_lemma, ('text', 'lang', 'keep_endings')),
+    ('known_word', b_known_word, ('word', 'vocabulary')),
     ('add_property', b_add_property, ('type', 'mode', 'name', 'default')),
     ('__read_upto__', b_read_upto, ('list',)),
     ('__set_read_upto__', b_set_read_upto, ('list', 'n')),

@@ -21,7 +21,7 @@ import re
 from . import limits, printing
 from .values import OstError, kind
 
-__all__ = ['b_lemma']
+__all__ = ['b_lemma', 'known_word']
 
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 MAX_TEXT = 4096
@@ -53,3 +53,29 @@ def b_lemma(text, lang, keep_endings=None):
         raise OstError('lemma() keep_endings must be true or false, not ' + kind(keep_endings))
     keep = bool(keep_endings)
     return _WORD.sub(lambda m: _lemmatize(m.group(0), lang, keep), text)
+
+
+def known_word(word, vocabulary):
+    """`known_word`: whether `word` is one of `vocabulary`'s words (a Python set
+    of lower-case words): as written, as its lemma, one of them misspelt at
+    its end by up to three letters ("swimmin", "coffees"; a word of four
+    letters or more), or, a word of five letters or more, one of them with
+    a letter left out ("kickbxing").  A skill's vocabulary checks what a
+    model picked in a text; looked up here, not in the VM, because a
+    vocabulary may hold thousands of words and each word of a text is
+    looked up."""
+    w = word.lower()
+    if w in vocabulary or _lemmatize(w, 'en').lower() in vocabulary:
+        return True
+    n = len(w)
+    if any(w[:k] in vocabulary for k in range(max(4, n - 3), n)):
+        return True
+    return n >= 5 and any(len(v) == n + 1 and _left_out(v, w) for v in vocabulary)
+
+
+def _left_out(v, w):
+    """Whether `w` is `v` with one letter left out."""
+    i = 0
+    while i < len(w) and v[i] == w[i]:
+        i += 1
+    return v[i + 1:] == w[i:]
