@@ -541,12 +541,13 @@ def test_the_shipped_case_files_are_valid():
                                                 'seed: cookie just now']
     assert recipes.cases and recipes.skill == str(ROOT / 'skills' / 'recipes.ost')
     # The files written blind: each held out until measured, tuned on since;
-    # diet-fresh5.toml to diet-fresh8.toml and exercise-blind2/3/4 are marked
+    # diet-fresh5.toml to diet-fresh9.toml and exercise-blind2/3/4 are marked
     # held out; the exercise log's first blind file was measured blind and
     # tuned on since.
     for name, count, held in [('diet-fresh', 15, False), ('diet-fresh2', 20, False), ('diet-fresh3', 20, False),
                               ('diet-fresh4', 20, False), ('diet-fresh5', 20, True), ('diet-fresh6', 20, True),
-                              ('diet-fresh7', 20, True), ('diet-fresh8', 20, True)]:
+                              ('diet-fresh7', 20, True), ('diet-fresh8', 20, True),
+                              ('diet-fresh9', 20, True)]:
         fresh = load_case_file(str(ROOT / 'evals' / (name + '.toml')))
         assert len(fresh.cases) == count and fresh.skill == diet.skill, name
         assert [c.holdout for c in fresh.cases] == [held] * count, name
@@ -585,7 +586,29 @@ def test_the_seed_dialogue_passes_the_seed_cases(tmp_path):
 # expectation that fails: the model's answers are right, and the process
 # of stdlib/core_skills.ost refuses them.  When the process is mended, the
 # case passes and leaves this list.
-PROCESS_FAILS: set = set()
+PROCESS_FAILS: set = {
+    # evals/diet-fresh9.toml (held out).  The diet's vocabulary (FOODS in
+    # skills/meals.ost) lacks "earl" and "grey": the earl grey is dropped
+    # from the 11:00 entry, which keeps only the digestives.
+    ('retired teacher: porridge at 7, earl grey and digestives at 11, leek soup at half twelve',
+     "length([e for e in user.diet_log if mentions(e.items, 'earl grey') and mentions(e.items, "
+     "'digestive') and near(e.when, '11:00', 20)]) == 1"),
+    # FOODS lacks "chapman" (the Nigerian drink): it is dropped, egusi soup
+    # and pounded yam are logged.
+    ('asks to log lunch without saying what; egusi and pounded yam',
+     "mentions(user.diet_log[0].items, 'chapman')"),
+    # FOODS lacks "magnum" (the ice cream): the group after dinner is left
+    # empty and goes, so the magnum is never asked about nor logged.
+    ('a kitkat chunky at 4, spag bol for dinner, a magnum after',
+     "length([e for e in user.diet_log if mentions(e.items, 'magnum') and near(e.when, '19:30', "
+     "30)]) == 1"),
+    # Asked when the bubble tea was, the user answers "afternoon" (the
+    # message's own word): the program reads it as 15:00 and logs that
+    # without taking the model's question for a clock time (16:00).
+    ('brunch of avocado toast and a flat white, a taro bubble tea in the afternoon',
+     "length([e for e in user.diet_log if mentions(e.items, 'taro') and near(e.when, '16:15', "
+     "30)]) == 1"),
+}
 
 
 def test_a_correct_model_passes_every_shipped_case(tmp_path):
@@ -594,12 +617,14 @@ def test_a_correct_model_passes_every_shipped_case(tmp_path):
     -- but for PROCESS_FAILS, which must fail exactly so; four dialogues at
     a time, as a loaded server would run them."""
     from correct_model import (NO_MORE_FOOD, diet_fresh7_script, diet_fresh8_script, diet_script,
+                               diet_fresh9_script,
                                fresh2_script, fresh3_script, fresh4_script, fresh5_script,
                                fresh6_script, fresh_script, recipes_script)
-    # fresh8's, fresh7's, fresh6's, fresh5's, fresh4's and fresh3's entries
+    # fresh9's, fresh8's, fresh7's, fresh6's, fresh5's, fresh4's and fresh3's entries
     # first: they answer only their own cases, and another file's entry for
     # the same user and question would answer these.
-    (tmp_path / 'correct.json').write_text(json.dumps(diet_fresh8_script() + diet_fresh7_script()
+    (tmp_path / 'correct.json').write_text(json.dumps(diet_fresh9_script()
+                                                      + diet_fresh8_script() + diet_fresh7_script()
                                                       + fresh6_script()
                                                       + fresh5_script()
                                                       + fresh4_script()
@@ -617,6 +642,7 @@ def test_a_correct_model_passes_every_shipped_case(tmp_path):
                         str(ROOT / 'evals' / 'diet-fresh6.toml'),
                         str(ROOT / 'evals' / 'diet-fresh7.toml'),
                         str(ROOT / 'evals' / 'diet-fresh8.toml'),
+                        str(ROOT / 'evals' / 'diet-fresh9.toml'),
                         '--runs', '1', '--jobs', '4', '--json', str(tmp_path / 'out.json')],
                        cwd=tmp_path, env=env, text=True, capture_output=True, timeout=900)
     assert r.returncode == 0, r.stderr
@@ -628,9 +654,9 @@ def test_a_correct_model_passes_every_shipped_case(tmp_path):
     failed |= {(x['case'], x['failure']['problem']) for c in s['cases'] for x in c['results']
                if x['failure'] and 'expectation' not in x['failure']}
     assert failed == PROCESS_FAILS, '\n'.join(map(str, failed ^ PROCESS_FAILS)) + '\n' + r.stdout
-    assert s['runs'] == 200 and s['holdout']['runs'] == 95
+    assert s['runs'] == 220 and s['holdout']['runs'] == 115
     assert 'tuned    105/105 runs passed (100.0 %)' in r.stdout
-    assert 'holdout  95/95 runs passed (100.0 %)' in r.stdout
+    assert 'holdout  111/115 runs passed (96.5 %)' in r.stdout
 
 
 def test_a_correct_model_passes_every_case_of_the_exercise_log(tmp_path):
