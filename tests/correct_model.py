@@ -1126,6 +1126,18 @@ def diet_fresh7_script():
 DAY8 = '2026-12-02T%s:00-06:00'     # evals/diet-fresh8.toml's day, in Chicago
 
 
+def _anchored_day(user, said, answer, items, times, day, mapped=False, **kw):
+    """diet() anchored to the case's message, on `day`; `mapped`: the itemize
+    reply in the seed's own shape, a map of each time to its items (a group's
+    items are phrases of four words at most, and "ben & jerry's half baked"
+    is five)."""
+    entries = diet(user, said, answer, items, _fresh8_times(times, day), anchored=True, **kw)
+    for entry in entries if mapped else []:
+        if entry['reply'].get('action') == 'itemize':
+            entry['reply'] = {'action': 'itemize', 'items': items}
+    return entries
+
+
 def _fresh8_times(times, day=DAY8):
     """`times` of diet() with each 'HH:MM' on `day` (diet-fresh8.toml's,
     or a case's own); a whole ISO date-time (another day) as it is."""
@@ -1143,18 +1155,10 @@ def diet_fresh8_script():
     coworkers, the boyfriend, the pub, the roommate's toast or the bread
     skipped, not the croissant corrected to a pain au chocolat."""
     def d8(user, said, answer, items, times, day=DAY8, mapped=False, **kw):
-        entries = diet(user, said, answer, items, _fresh8_times(times, day), anchored=True, **kw)
-        for entry in entries if mapped else []:
-            # The seed's own shape, a map of each time to its items: a
-            # group's items are phrases of four words at most, and "ben &
-            # jerry's half baked" is five.
-            if entry['reply'].get('action') == 'itemize':
-                entry['reply'] = {'action': 'itemize', 'items': items}
-        return entries
+        return _anchored_day(user, said, answer, items, times, day, mapped, **kw)
     e = []
-    # The coworkers and the place on 5th st are no food.  Asked when dinner
-    # was, the program reads "dinner just leftover lasagna" as just now
-    # (test_eval's PROCESS_FAILS).
+    # The coworkers and the place on 5th st are no food; "dinner just
+    # leftover lasagna" is no "just now": dinner is asked.
     e += d8('dana', 'bfast was cheerios w oat milk', 'cheerios with oat milk for breakfast; pho for '
             'lunch; leftover lasagna for dinner',
             {'breakfast': ['cheerios with oat milk'], 'lunch': ['pho'],
@@ -1191,7 +1195,7 @@ def diet_fresh8_script():
            + r"Question: When, roughly, was 'lunch'\?",
            'reply': {'action': 'confer', 'text': 'What time was lunch?'}}]
     # The croissant was a pain au chocolat: only that is picked from the
-    # reply, and the program keeps the croissant (PROCESS_FAILS).
+    # reply, and the croissant the reply takes back goes.
     e += d8('chloe', 'cappuccino and a croissant for breakfast', 'a cappuccino and a croissant for '
             'breakfast', {'breakfast': ['cappuccino', 'croissant']},
             {'breakfast': [('What time was breakfast?', '8:30'), '08:30']})
@@ -1285,11 +1289,7 @@ def diet_fresh9_script():
     the guys, the canteen, the kids' pancakes, the sister, the pub, the
     study group, the lunch skipped, not the samosa corrected to kachori."""
     def d9(user, said, answer, items, times, mapped=False, **kw):
-        entries = diet(user, said, answer, items, _fresh8_times(times, DAY9), anchored=True, **kw)
-        for entry in entries if mapped else []:      # the seed's own shape
-            if entry['reply'].get('action') == 'itemize':
-                entry['reply'] = {'action': 'itemize', 'items': items}
-        return entries
+        return _anchored_day(user, said, answer, items, times, DAY9, mapped, **kw)
     e = []
     # The guys and the canteen are no food, lunch was skipped; the red bull
     # was before the 9am lecture, so asked when (the program takes 9am, the
@@ -1310,15 +1310,13 @@ def diet_fresh9_script():
     e += d9('megan', 'made pancakes for the kids at 8', 'a coffee and their leftover crusts at 8; '
             'a caesar salad for lunch', {'8': ['coffee', 'leftover crusts'], 'lunch': ['caesar salad']},
             {'8': '08:00', 'lunch': [('What time was lunch?', '1:30ish'), '13:30']})
-    # Every time told: nothing is asked.  The diet's vocabulary lacks the
-    # earl grey, and the program drops it (test_eval's PROCESS_FAILS).
+    # Every time told: nothing is asked.
     e += d9('margaret', 'good evening. i had porridge', 'porridge with stewed prunes at 7; a cup '
             'of earl grey with two digestives at 11; leek and potato soup at half twelve',
             {'7': ['porridge with stewed prunes'], '11': ['earl grey', 'digestives'],
              'half twelve': ['leek and potato soup']},
             {'7': '07:00', '11': '11:00', 'half twelve': '12:30'})
-    # What was had is asked first; the time comes with it.  The vocabulary
-    # lacks the chapman, and the program drops it (PROCESS_FAILS).
+    # What was had is asked first; the time comes with it.
     e += d9('chidi', 'pls log my lunch', 'egusi soup with pounded yam and a chapman around 1:30',
             {'1:30': ['egusi soup', 'pounded yam', 'chapman']}, {'1:30': '13:30'},
             confer_first=('What did you have for lunch?', 'egusi soup with pounded yam',
@@ -1343,8 +1341,7 @@ def diet_fresh9_script():
     e += d9('claire', 'dinner at 7:30 - grilled salmon', 'grilled salmon, quinoa and a glass of '
             'sauvignon blanc for dinner at 7:30',
             {'7:30': ['grilled salmon', 'quinoa', 'sauvignon blanc']}, {'7:30': '19:30'})
-    # The vocabulary lacks "preworkout": the program drops it and logs the
-    # banana alone at 16:45 (no expectation asks for it).
+    # The preworkout and the banana at 16:45.
     e += d9('kofi', 'log: 06:00 3 egg whites + oats', '3 egg whites and oats at 06:00; a whey shake '
             'at 09:30; chicken breast, rice and broccoli at 13:15; preworkout and a banana at '
             '16:45; salmon and sweet potato at 19:00',
@@ -1372,8 +1369,6 @@ def diet_fresh9_script():
            + r'[^\n]*\n\nQuestion: What did you eat',
            'reply': {'action': 'confer', 'text': 'When did you have the pizza?'}}]
     # The sister and the place are no food; the macchiato came after lunch.
-    # The vocabulary lacks "misir", "doro" and "wot": the program keeps the
-    # injera alone (no expectation asks for the stews).
     e += d9('selam', 'lunch w my sister', 'injera with misir wot and doro wot for lunch; a '
             'macchiato after', {'lunch': ['injera', 'misir wot', 'doro wot'], 'after': ['macchiato']},
             {'lunch': [('What time was lunch?', 'around 1'), '13:00'],
@@ -1385,8 +1380,6 @@ def diet_fresh9_script():
     e += d9('declan', '2 pints of guinness at the pub', '2 pints of guinness and a bag of cheese n '
             'onion crisps from 6 to 8', {'6 to 8': ['2 pints of guinness', 'cheese n onion crisps']},
             {'6 to 8': '19:00'})
-    # The vocabulary lacks the magnum: the program drops it, and never asks
-    # when it was (PROCESS_FAILS).
     e += d9('jess', 'had a kitkat chunky at like 4', 'a kitkat chunky at 4; spag bol for dinner; '
             'a magnum after dinner',
             {'4': ['kitkat chunky'], 'dinner': ['spag bol'], 'after dinner': ['magnum']},
