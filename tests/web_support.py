@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 import requests
+from requests.adapters import HTTPAdapter
+from urllib3.util.retry import Retry
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -125,6 +127,13 @@ class Client:
     def __init__(self, base):
         self.base = base
         self.http = requests.Session()
+        # A kept-alive connection the server closes just as a request goes out
+        # is reset; a browser sends again, and so does this client.  Sending
+        # again is safe: every message carries its key, which the server
+        # takes once.
+        again = Retry(total=2, connect=2, read=2, status=0, allowed_methods=None,
+                      raise_on_status=False, backoff_factor=0)
+        self.http.mount('http://', HTTPAdapter(max_retries=again))
         self.csrf = None
 
     def url(self, path):

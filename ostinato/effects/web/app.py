@@ -151,9 +151,13 @@ class WebServer:
             if public is not None and public.hostname:
                 self.hosts.add(public.hostname)
         self.app = Guard(build_app(self), self)
+        # An idle connection is kept longer than a reverse proxy's own keep-alive
+        # (nginx: 60 s), so the server is never the one to close a connection
+        # the proxy or a browser is just reusing (uvicorn's default is 5 s).
         config = uvicorn.Config(self.app, log_config=None, access_log=False, lifespan='on',
                                 http='h11', ws='none', loop='asyncio', server_header=False,
-                                timeout_graceful_shutdown=2, limit_concurrency=512)
+                                timeout_graceful_shutdown=2, limit_concurrency=512,
+                                timeout_keep_alive=75)
         self.uv = uvicorn.Server(config)
         self.thread = None
 
