@@ -68,7 +68,7 @@ def test_keep_endings_replaces_only_a_changed_stem(tmp_path):
 def test_a_known_word_is_in_the_vocabulary_as_written_as_its_lemma_or_misspelt(tmp_path):
     code, out, err = run_ost(tmp_path, '''
         kinds = set(['swim', 'kickboxing', 'row', 'fry'])
-        for w in ['swim', 'Swam', 'swimmin', 'swimmingly', 'kickbxing', 'fries', 'rowing', 'ro', 'bike']:
+        for w in ['swim', 'Swam', 'swimmin', 'swimmingly', 'kickbxing', 'fries', 'rowing', 'ro', 'bike', '']:
             print(w, known_word(w, kinds))
         print(known_word('row', ['row']), known_word('row', []))
         for args in [[3, ['a']], ['a', 3], ['a', ['a', 3]]]:
@@ -80,7 +80,7 @@ def test_a_known_word_is_in_the_vocabulary_as_written_as_its_lemma_or_misspelt(t
     assert (code, err) == (0, '')
     # "swimmingly" is "swim" and six letters more: not a misspelling.
     assert out.splitlines() == ['swim true', 'Swam true', 'swimmin true', 'swimmingly false',
-                                'kickbxing true', 'fries true', 'rowing true', 'ro false', 'bike false',
+                                'kickbxing true', 'fries true', 'rowing true', 'ro false', 'bike false', ' false',
                                 'true false', 'known_word() does not accept int',
                                 'known_word() does not accept int',
                                 'known_word() vocabulary holds int, not only words']

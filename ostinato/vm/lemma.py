@@ -65,6 +65,8 @@ def known_word(word, vocabulary):
     vocabulary may hold thousands of words and each word of a text is
     looked up."""
     w = word.lower()
+    if w == '':
+        return False
     if w in vocabulary or _lemmatize(w, 'en').lower() in vocabulary:
         return True
     n = len(w)
