@@ -594,87 +594,19 @@ PROCESS_FAILS: set = {
     ('brunch of avocado toast and a flat white, a taro bubble tea in the afternoon',
      "length([e for e in user.diet_log if mentions(e.items, 'taro') and near(e.when, '16:15', "
      "30)]) == 1"),
-    # evals/diet-fresh10.toml (held out).  known_only (skills/diet.ost) drops each item
-    # the model names with no word of meals.ost's FOODS, where the answer holds one:
-    # 'kape' (Tagalog: coffee) is no word of FOODS.
-    ('a Filipina night nurse: pandesal and kape at 6pm, sinigang at 7:30',
-     "[e for e in user.diet_log if (mentions(e.items, 'kape') or mentions(e.items, 'coffee')) and "
-     "near(e.when, '18:00')] != []"),
-    # 'guaraná' is no word of FOODS ('guarana' is: an accent is not folded).
-    ("a Brazilian welder in Luanda: 'before the bus', then the bus's time; lunch at noon; a guaraná "
-     "later", "[e for e in user.diet_log if mentions(e.items, 'guaran') and near(e.when, '15:00')] != []"),
-    # 'abacha' and 'ugba' are no words of FOODS: the afternoon's group goes whole, its time
-    # is never asked, so the garden egg told with it is never heard.
-    ('a farmer near Enugu names a garden egg while saying when the abacha was',
-     "[e for e in user.diet_log if mentions(e.items, 'abacha') and near(e.when, '14:00')] != []"),
-    ('a farmer near Enugu names a garden egg while saying when the abacha was',
-     "[e for e in user.diet_log if mentions(e.items, 'ugba') and near(e.when, '14:00')] != []"),
-    ('a farmer near Enugu names a garden egg while saying when the abacha was',
-     "[e for e in user.diet_log if mentions(e.items, 'garden egg') and near(e.when, '14:00')] != []"),
-    ('a farmer near Enugu names a garden egg while saying when the abacha was',
-     "length([e for e in user.diet_log if mentions(e.items, 'garden egg')]) == 1"),
-    # 'gbegiri' is no word of FOODS.
-    ('a trader in Ibadan corrects amala to eba; a malt at 5',
-     "[e for e in user.diet_log if mentions(e.items, 'gbegiri') and near(e.when, '13:30')] != []"),
-    # 'jajecznica', 'kawa', 'schabowy', 'ziemniakami' and 'mizeria' are no words of FOODS.
-    ('a tram driver in Gdańsk on the 24-hour clock: breakfast 05:15, obiad 14:30',
-     "[e for e in user.diet_log if (mentions(e.items, 'jajecznic') or mentions(e.items, 'egg')) and "
-     "near(e.when, '05:15')] != []"),
-    ('a tram driver in Gdańsk on the 24-hour clock: breakfast 05:15, obiad 14:30',
-     "[e for e in user.diet_log if (mentions(e.items, 'kawa') or mentions(e.items, 'coffee')) and "
-     "near(e.when, '05:15')] != []"),
-    ('a tram driver in Gdańsk on the 24-hour clock: breakfast 05:15, obiad 14:30',
-     "[e for e in user.diet_log if (mentions(e.items, 'schabow') or mentions(e.items, 'cutlet')) and "
-     "near(e.when, '14:30')] != []"),
-    ('a tram driver in Gdańsk on the 24-hour clock: breakfast 05:15, obiad 14:30',
-     "[e for e in user.diet_log if (mentions(e.items, 'mizeri') or mentions(e.items, 'cucumber')) and "
-     "near(e.when, '14:30')] != []"),
-    # 'red horse' (a Filipino beer) holds no word of FOODS.
+    # evals/diet-fresh10.toml (held out).  known_only (skills/diet.ost) drops an item
+    # holding no word of meals.ost's FOODS and only words an English dictionary knows,
+    # where the answer holds a word of FOODS: 'red horse' (a Filipino beer), 'puff puff'
+    # and 'moi moi' (Nigerian dishes) are such words.
     ('a security guard: balut and a red horse last night at 11, pancit canton at 3pm today',
      "[e for e in user.diet_log if mentions(e.items, 'red horse') and near(later(e.when, 86400), "
      "'23:00')] != []"),
-    # 'murukku' is no word of FOODS; in "lemon rice today, not curd rice" pick_phrases'
-    # _corrected takes "not" as a correction of the pick before it: lemon rice goes, curd rice stays.
-    ('an engineer from Chennai corrects curd rice to lemon rice while saying when lunch was',
-     "[e for e in user.diet_log if mentions(e.items, 'lemon rice') and near(e.when, '13:00')] != []"),
-    ('an engineer from Chennai corrects curd rice to lemon rice while saying when lunch was',
-     "[e for e in user.diet_log if mentions(e.items, 'murukku') and near(e.when, '17:00')] != []"),
-    ('an engineer from Chennai corrects curd rice to lemon rice while saying when lunch was',
-     "not mentions([e.items for e in user.diet_log], 'curd')"),
-    ('an engineer from Chennai corrects curd rice to lemon rice while saying when lunch was',
-     "only([e.items for e in user.diet_log], ['idli', 'sambar', 'lemon rice', 'coffee', 'murukku'])"),
-    # 'puff' is no word of FOODS ('puffpuff' is); from "after d match na" pick_phrases adds
-    # 'match' (known_word: 'matcha' cut short), though the model picked nothing.
     ("a 15-year-old in Onitsha: indomie before football, puff puff 'after d match', then when the "
      "match ended", "[e for e in user.diet_log if mentions(e.items, 'puff') and near(e.when, '12:30')] != []"),
-    ("a 15-year-old in Onitsha: indomie before football, puff puff 'after d match', then when the "
-     "match ended", "only([e.items for e in user.diet_log], ['indomie', 'noodle', 'egg', 'puff', 'chapman'])"),
-    # 'zapiekanka' and 'piwo' are no words of FOODS.
-    ('an Australian backpacker in Kraków: vegemite toast round 9, zapiekanka for lunch, piwo tonight',
-     "[e for e in user.diet_log if mentions(e.items, 'zapiekank') and near(e.when, '13:00')] != []"),
-    ('an Australian backpacker in Kraków: vegemite toast round 9, zapiekanka for lunch, piwo tonight',
-     "[e for e in user.diet_log if (mentions(e.items, 'piwo') or mentions(e.items, 'beer')) and "
-     "near(e.when, '19:00')] != []"),
-    # 'wele' (and 'shito') are no words of FOODS.
-    ('a Ghanaian banker, stressed, kept late by her boss: waakye for lunch, kenkey for supper with '
-     'her husband', "[e for e in user.diet_log if mentions(e.items, 'wele') and near(e.when, '12:30')] != []"),
-    # 'moi' is no word of FOODS, nor are 'cup' and 'lipton'.
     ("a nurse in Port Harcourt: moi moi and pap at 7, then later a Lipton 'just now'",
      "[e for e in user.diet_log if mentions(e.items, 'moi') and near(e.when, '07:00')] != []"),
     ("a nurse in Port Harcourt: moi moi and pap at 7, then later a Lipton 'just now'",
      "length([e for e in user.diet_log if mentions(e.items, 'moi')]) == 1"),
-    ("a nurse in Port Harcourt: moi moi and pap at 7, then later a Lipton 'just now'",
-     "[e for e in user.diet_log if (mentions(e.items, 'lipton') or mentions(e.items, 'tea')) and "
-     "near(e.when, '21:40')] != []"),
-    # 'bolo', 'fubá', 'café', 'com' and 'leite' are no words of FOODS (nor is 'cafe'): the
-    # group told "later" goes whole, its time never asked.
-    ("a Brazilian grandmother in Luanda: dinner at 'the usual time', then 7 and a bit; cake 20 "
-     "minutes ago", "[e for e in user.diet_log if (mentions(e.items, 'bolo') or mentions(e.items, "
-     "'cake')) and near(e.when, '20:15')] != []"),
-    ("a Brazilian grandmother in Luanda: dinner at 'the usual time', then 7 and a bit; cake 20 "
-     "minutes ago", "[e for e in user.diet_log if (mentions(e.items, 'leite') or mentions(e.items, "
-     "'coffee') or mentions(e.items, 'café') or mentions(e.items, 'cafe')) and near(e.when, "
-     "'20:15')] != []"),
 }
 
 
@@ -724,7 +656,7 @@ def test_a_correct_model_passes_every_shipped_case(tmp_path):
     assert failed == PROCESS_FAILS, '\n'.join(map(str, failed ^ PROCESS_FAILS)) + '\n' + r.stdout
     assert s['runs'] == 240 and s['holdout']['runs'] == 135
     assert 'tuned    105/105 runs passed (100.0 %)' in r.stdout
-    assert 'holdout  122/135 runs passed (90.4 %)' in r.stdout
+    assert 'holdout  131/135 runs passed (97.0 %)' in r.stdout
 
 
 def test_a_correct_model_passes_every_case_of_the_exercise_log(tmp_path):
