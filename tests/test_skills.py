@@ -489,7 +489,7 @@ def test_a_time_of_day_the_user_wrote_is_put_on_the_newest_messages_date(tmp_pat
 
 
 def test_a_reply_the_log_cannot_hold_does_not_poison_it(tmp_path, clock):
-    """The model itemizes "5 at lunch" as {"lunch": 5} (a number where the
+    """The model itemizes "5 tacos at lunch" as {"lunch": 5} (a number where the
     diet log keeps a list of names), however often it is asked: the diet
     skill stores nothing (the shared agent() refuses the reply, as
     core_skills' 'itemize' contract and its schema say), the user hears it went wrong, and
@@ -497,16 +497,16 @@ def test_a_reply_the_log_cannot_hold_does_not_poison_it(tmp_path, clock):
     was stored and every later dialogue failed formatting it."""
     script = json.loads((HERE / 'diet.json').read_text())
     script[:0] = [
-        {'match': 'so far[^\n]*\n[^\n]*ann: 5 at lunch\n\nQuestion: What did you eat',
-         'reply': {'action': 'answer', 'text': 'lunch: 5'}},
-        {'match': 'Re-format "lunch: 5"',
+        {'match': 'so far[^\n]*\n[^\n]*ann: 5 tacos at lunch\n\nQuestion: What did you eat',
+         'reply': {'action': 'answer', 'text': 'lunch: 5 tacos'}},
+        {'match': 'Re-format "lunch: 5 tacos"',
          'reply': {'action': 'itemize', 'groups': [{'items': 5, 'key': 'lunch'}]},
          'repeat': True},
     ]
     (tmp_path / 'poison.json').write_text(json.dumps(script))
     s = Session(tmp_path, clock)
     s.script = tmp_path / 'poison.json'
-    code, out, err = s.run(['12:40 5 at lunch', '16:05 cookie just now'])
+    code, out, err = s.run(['12:40 5 tacos at lunch', '16:05 cookie just now'])
     assert code == 0, err
     assert out.splitlines() == [
         "Sorry, something went wrong on my side.  Let's start over.",
@@ -517,7 +517,7 @@ def test_a_reply_the_log_cannot_hold_does_not_poison_it(tmp_path, clock):
     assert "llm: the model gave no valid reply after 3 attempts: its last reply does not " \
         "match the schema: 5 is not of type 'array' (at groups[0].items)" in err
     # One request, asked three times by the LLM layer, which checks the schema.
-    assert len([p for p in s.prompts() if p.startswith('Re-format "lunch: 5"')]) == 1
+    assert len([p for p in s.prompts() if p.startswith('Re-format "lunch: 5 tacos"')]) == 1
     store = Store(s.db)
     try:
         entry = next(e for e in log_entries(store.world) if e.prompt.startswith('Re-format'))

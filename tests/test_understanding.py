@@ -302,6 +302,16 @@ def test_a_vocabulary_keeps_only_the_names_holding_its_words(tmp_path):
                    "['kape', 'pandesal']"]
 
 
+def test_a_text_naming_nothing_of_the_vocabulary_nor_of_its_own_names_nothing(tmp_path):
+    # diet-fresh8: "hey can u log stuff for me", answered as what was eaten, was itemized
+    # as 'can'; diet.toml's "🍕🍕 + a 🍺" names things all the same.
+    assert run_ost(tmp_path, """
+        from phrases import names_known
+        print([names_known(t, ['coffee']) for t in ['hey can u log stuff for me', 'a coffee at 8', 'kape at 6',
+                                                   '🍕🍕 at 7', 'at 7 with jen']])
+        """) == ['[false, true, true, true, false]']
+
+
 def test_a_thing_taken_back_is_denied(tmp_path):
     # diet-fresh8: "8:30. oh and it was actually a pain au chocolat not a
     # croissant", told at the time question, kept the croissant.
