@@ -1385,10 +1385,10 @@ def diet_fresh9_script():
             {'4': ['kitkat chunky'], 'dinner': ['spag bol'], 'after dinner': ['magnum']},
             {'4': '16:00', 'dinner': [('What time was dinner?', 'like 7'), '19:00'],
              'after dinner': [('What time did you have the magnum?', '7:30ish'), '19:30']})
-    # The study group is no food; "afternoon" is no clock time, so asked
-    # again, but the program logs the reply "afternoon" as 15:00
-    # (PROCESS_FAILS).  The bubble tea is one item of six words: the seed's
-    # own shape, as a group's items are phrases of four words at most.
+    # The study group is no food; "afternoon" is no clock time, and the
+    # reply "afternoon" says it again: asked again.  The bubble tea is one
+    # item of six words: the seed's own shape, as a group's items are
+    # phrases of four words at most.
     e += d9('mei', 'brunch was avocado toast', 'avocado toast and a flat white for brunch; a taro '
             'bubble tea with oat milk in the afternoon',
             {'brunch': ['avocado toast', 'flat white'],
