@@ -417,3 +417,20 @@ def test_a_later_message_corrects_the_last_entry_where_the_model_says_so(tmp_pat
     # Nothing logged yet, or no value read: nothing to correct.
     assert corrected(tmp_path, 'wait sorry it was 45 min not 30', [], 'minutes') == 'none'
     assert corrected(tmp_path, 'wait sorry, it was great', log, 'minutes') == 'none'
+
+
+def test_a_reply_telling_a_time_in_each_of_its_clauses_tells_each_time_it_was_done(tmp_path):
+    # exercise-blind4: "i biked to work and back", asked when: "left at 8:15
+    # this morning, rode home around 5:30" named two times, so none, and was
+    # asked three times.  A time in each clause, each after the first with
+    # words of its own beside it, is each time it was done; the first, with
+    # the others `also`.
+    got = run_ost(tmp_path, """
+        from core_skills import time_answered
+        for text in ['left at 8:15 this morning, rode home around 5:30', 'around 5, maybe 5:30',
+                     'at 5. no wait, 5:30', 'at 7am, and again at 6pm']:
+            t = time_answered(text, '2025-03-14T19:20:00-04:00')
+            print(if t? then sjoin([t.when] + [u.when for u in t.also \\ []], ' ') else 'none')
+        """)
+    assert got == ['2025-03-14T08:15:00-04:00 2025-03-14T17:30:00-04:00', 'none', '2025-03-14T17:30:00-04:00',
+                   '2025-03-14T07:00:00-04:00 2025-03-14T18:00:00-04:00']
