@@ -434,3 +434,8 @@ def test_a_reply_telling_a_time_in_each_of_its_clauses_tells_each_time_it_was_do
         """)
     assert got == ['2025-03-14T08:15:00-04:00 2025-03-14T17:30:00-04:00', 'none', '2025-03-14T17:30:00-04:00',
                    '2025-03-14T07:00:00-04:00 2025-03-14T18:00:00-04:00']
+    # Told with the skill's word for an end, the later time is the same time's end.
+    assert run_ost(tmp_path, """
+        from core_skills import time_answered
+        print(time_answered('left at 8, got back around 9', '2025-03-14T19:20:00-04:00', ended = ['got back']))
+        """) == ['none']
