@@ -1,8 +1,8 @@
 """A correct model for every case of evals/diet.toml, evals/recipes.toml,
 evals/diet-fresh.toml, evals/diet-fresh2.toml, evals/diet-fresh3.toml,
 evals/diet-fresh4.toml, evals/diet-fresh5.toml, evals/diet-fresh6.toml,
-evals/diet-fresh7.toml, evals/diet-fresh8.toml and evals/diet-fresh9.toml,
-and of the exercise log's files (evals/exercise*.toml), as a script for the
+evals/diet-fresh7.toml, evals/diet-fresh8.toml, evals/diet-fresh9.toml and
+evals/diet-fresh10.toml, and of the exercise log's files (evals/exercise*.toml), as a script for the
 scripted backend.
 
 Each case's dialogue is written down as a careful model would conduct it:
@@ -1412,4 +1412,147 @@ def diet_fresh9_script():
     e += d9('luis', 'oh and last nite my roommate made tteokbokki', 'tteokbokki last night around '
             '11', {'last night around 11': ['tteokbokki']},
             {'last night around 11': '2026-02-09T23:00:00+05:30'})
+    return e
+
+
+DAY10 = '2026-12-12T%s:00+01:00'    # evals/diet-fresh10.toml's day, in Lagos
+
+
+def diet_fresh10_script():
+    """The cases of evals/diet-fresh10.toml (the tenth file written blind,
+    all held out), conducted as a careful model would, in the manner of
+    diet_fresh9_script: anchored to each case's own message, and put first
+    by test_eval.  Its day is 2026-12-12 at UTC+01:00, but where a case
+    says yesterday or last night.  Only what the user ate or drank is
+    logged: not the party, the shop, the club, the hostel, the boss, the
+    husband, the customers, not the amala corrected to eba nor the curd
+    rice corrected to lemon rice."""
+    def d10(user, said, answer, items, times, mapped=False, **kw):
+        return _anchored_day(user, said, answer, items, times, DAY10, mapped, **kw)
+    e = []
+    # The cousin's party is where.
+    e += d10('tunde', 'omo i chopped jollof rice n fried chicken', 'jollof rice, fried chicken and '
+             '2 cups of zobo around 4', {'4': ['jollof rice', 'fried chicken', '2 cups of zobo']},
+             {'4': '16:00'})
+    # The hospital is where.
+    e += d10('maricel', 'gud eve! just woke up for my night duty', 'pandesal with kape at 6pm; '
+             'sinigang na baboy and rice at 7:30',
+             {'6pm': ['pandesal', 'kape'], '7:30': ['sinigang na baboy', 'rice']},
+             {'6pm': '18:00', '7:30': '19:30'})
+    # The grandchildren are no food; the pierogi were yesterday; the tea
+    # right after obiad is asked.
+    e += d10('halina', 'Good evening. Yesterday evening I made pierogi ruskie', '8 pierogi ruskie '
+             'yesterday evening at 6; barszcz with uszka for obiad at 2; a tea with lemon right '
+             'after', {'yesterday evening at 6': ['8 pierogi ruskie'], '2': ['barszcz with uszka'],
+                       'right after': ['tea with lemon']},
+             {'yesterday evening at 6': '2026-12-11T18:00:00+01:00', '2': '14:00',
+              'right after': [('What time did you have the tea?', 'Right after obiad'), '14:15']})
+    # The canteen is where; "before the bus" is no time: asked again.
+    e += d10('rafael', 'e aí! this morning', 'pão de queijo and a cafezinho this morning; feijoada '
+             'with farofa for lunch; a guaraná later',
+             {'morning': ['pão de queijo', 'cafezinho'], 'lunch': ['feijoada', 'farofa'],
+              'later': ['guaraná']},
+             {'morning': [('About what time this morning?', 'before i caught the bus'),
+                          ('Roughly what time did you catch the bus?', 'the bus comes 6:40'),
+                          '06:30'],
+              'lunch': [('What time was lunch?', 'meio-dia'), '12:00'],
+              'later': [('What time did you have the guaraná?', 'around 3'), '15:00']})
+    # The farm and the brothers are no food; the garden egg is told with
+    # the time.
+    e += d10('emeka', 'good evening. i had abacha with ugba', 'abacha with ugba in the afternoon; '
+             'palm wine in the evening',
+             {'afternoon': ['abacha', 'ugba'], 'evening': ['palm wine']},
+             {'afternoon': [('About what time in the afternoon?', 'about 2'), '14:00'],
+              'evening': [('About what time in the evening?', 'around 7'), '19:00']})
+    e += [{'match': r'Text: "[^"]*i also ate one garden egg', 'reply': {'phrases': ['garden egg']}}]
+    # Corrected in the same message: eba, not amala; the shop is where.
+    e += d10('bisi', 'had amala with ewedu and gbegiri', 'eba with ewedu and gbegiri for lunch; a '
+             'bottle of malt around 5',
+             {'lunch': ['eba', 'ewedu', 'gbegiri'], '5': ['bottle of malt']},
+             {'lunch': [('What time was lunch?', 'half past one'), '13:30'], '5': '17:00'})
+    # The mallam, the junction and the keke are no food.
+    e += d10('musa', 'bought suya from mallam', 'suya with onions and a cold fanta, about an hour '
+             'ago', {'hour ago': ['suya', 'onions', 'cold fanta']}, {'hour ago': '19:30'})
+    # A dry fast: nothing to log.
+    e.append({'match': _user_said('grace', 'nothing today o.')
+              + r'[^\n]*\n\nQuestion: What did you eat',
+              'reply': {'action': 'cancel', 'text': 'OK, nothing to log today. All the best with '
+                                                    'your fast!'}})
+    # Asked when, the user calls it off: nothing is logged.
+    e += d10('kasia', 'had a zapiekanka and 3 beers last night', 'a zapiekanka and 3 beers last '
+             'night after the club', {'last night': ['zapiekanka', '3 beers']}, {})
+    e += [{'match': _user_said('kasia', 'had a zapiekanka and 3 beers last night') + '.*'
+           + _user_said('kasia', 'ugh actually forget it')
+           + r"[^\n]*\n\nQuestion: When, roughly, was 'last night'\?",
+           'reply': {'action': 'cancel', 'text': "OK, I won't log anything."}},
+          {'match': _user_said('kasia', 'had a zapiekanka and 3 beers last night') + '.*'
+           + r"Question: When, roughly, was 'last night'\?",
+           'reply': {'action': 'confer', 'text': 'About what time last night?'}}]
+    e += d10('marek', 'breakfast 05:15 jajecznica', 'jajecznica, rye bread and kawa at 05:15; '
+             'schabowy z ziemniakami, mizeria and kompot at 14:30',
+             {'05:15': ['jajecznica', 'rye bread', 'kawa'],
+              '14:30': ['schabowy z ziemniakami', 'mizeria', 'kompot']},
+             {'05:15': '05:15', '14:30': '14:30'})
+    # Last nite is the day before; the vendor and the mall are where.
+    e += d10('jun', 'last nite around 11 i had 2 balut', '2 balut and a red horse last nite around '
+             '11; pancit canton at 3pm today',
+             {'last nite around 11': ['2 balut', 'red horse'], '3pm': ['pancit canton']},
+             {'last nite around 11': '2026-12-11T23:00:00+01:00', '3pm': '15:00'})
+    # The curd rice was lemon rice: only that is picked from the reply, and
+    # the curd rice the reply takes back goes.
+    e += d10('anil', 'morning idli sambar at 8', 'idli sambar at 8; curd rice for lunch; filter '
+             'coffee with murukku around 5',
+             {'8': ['idli sambar'], 'lunch': ['curd rice'], '5': ['filter coffee', 'murukku']},
+             {'8': '08:00', 'lunch': [('What time was lunch?', '1 pm'), '13:00'], '5': '17:00'})
+    e += [{'match': r'Text: "[^"]*it was lemon rice today, not curd rice',
+           'reply': {'phrases': ['lemon rice']}}]
+    # Football is no food; "after d match" is no time: asked again.
+    e += d10('chidi', 'i ate indomie n egg b4 football', 'indomie and egg before football this '
+             'morning; puff puff and chapman after the match',
+             {'morning': ['indomie', 'egg'], 'after the match': ['puff puff', 'chapman']},
+             {'morning': [('About what time this morning?', 'like 9'), '09:00'],
+              'after the match': [('What time did you have the puff puff?', 'after d match'),
+                                  ('Roughly what time did the match end?', 'match finish 12'),
+                                  '12:30']})
+    # The hostel, the market square and the pub are where.
+    e += d10('liam', "g'day! had vegemite toast", 'vegemite toast with a flat white round 9; '
+             'zapiekanka for lunch; a few piwo tonight',
+             {'9': ['vegemite toast', 'flat white'], 'lunch': ['zapiekanka'], 'tonight': ['piwo']},
+             {'9': '09:00', 'lunch': [('What time was lunch?', 'bout 1'), '13:00'],
+              'tonight': [('What time tonight?', 'round 7'), '19:00']})
+    # Work, the boss and the husband are no food; "till 7" is when work ended.
+    e += d10('ama', 'so stressed from work today', 'waakye with shito and wele for lunch; kenkey '
+             'and fried fish for supper',
+             {'lunch': ['waakye', 'shito', 'wele'], 'supper': ['kenkey', 'fried fish']},
+             {'lunch': [('What time was lunch?', 'around half 12'), '12:30'],
+              'supper': [('What time was supper?', "8 o'clock"), '20:00']})
+    # Two dialogues: breakfast, then a tea told at 21:40.
+    e += d10('ngozi', 'had moi moi and pap for breakfast at 7', 'moi moi and pap for breakfast at '
+             '7', {'7': ['moi moi', 'pap']}, {'7': '07:00'})
+    e += d10('ngozi', 'oh and i just had a cup of lipton', 'a cup of lipton with 2 digestive '
+             'biscuits, just now', {'just now': ['cup of lipton', '2 digestive biscuits']},
+             {'just now': '21:40'})
+    # The customers are no food.
+    e += d10('felix', 'i tok ogbono soup wit pounded yam', 'ogbono soup with pounded yam for lunch '
+             'at 2pm; 1 guiness stout by 6',
+             {'2pm': ['ogbono soup', 'pounded yam'], '6': ['guiness stout']},
+             {'2pm': '14:00', '6': '18:00'})
+    # "The usual time" is no time: asked again.
+    e += d10('lucia', 'boa noite! for dinner i had rice', 'rice, beans and steak with onions for '
+             'dinner; later a slice of bolo de fubá with café com leite',
+             {'dinner': ['rice', 'beans', 'steak with onions'],
+              'later': ['bolo de fubá', 'café com leite']},
+             {'dinner': [('What time was dinner?', 'the usual time'),
+                         ('Roughly what time was dinner?', '7 and a little bit'), '19:10'],
+              'later': [('When did you have the bolo de fubá?', 'about 20 minutes ago'), '20:10']})
+    # Theatre is work.
+    e += d10('fon', 'only had a cup of ovaltine', 'a cup of ovaltine at 6:45 this morning; a coke '
+             'zero around 4', {'6:45': ['cup of ovaltine'], '4': ['coke zero']},
+             {'6:45': '06:45', '4': '16:00'})
+    # The night shift began yesterday: 2am and 7 are this morning.
+    e += d10('agnieszka', 'started nights yesterday at 7pm', 'kanapki z serem and a tiger energy '
+             'drink at 2am; owsianka at 7 this morning; rosół an hour ago',
+             {'2am': ['kanapki z serem', 'tiger energy drink'], '7 this morning': ['owsianka'],
+              'hour ago': ['rosół']},
+             {'2am': '02:00', '7 this morning': '07:00', 'hour ago': '19:30'})
     return e

@@ -541,13 +541,13 @@ def test_the_shipped_case_files_are_valid():
                                                 'seed: cookie just now']
     assert recipes.cases and recipes.skill == str(ROOT / 'skills' / 'recipes.ost')
     # The files written blind: each held out until measured, tuned on since;
-    # diet-fresh5.toml to diet-fresh9.toml and exercise-blind2/3/4 are marked
+    # diet-fresh5.toml to diet-fresh10.toml and exercise-blind2/3/4 are marked
     # held out; the exercise log's first blind file was measured blind and
     # tuned on since.
     for name, count, held in [('diet-fresh', 15, False), ('diet-fresh2', 20, False), ('diet-fresh3', 20, False),
                               ('diet-fresh4', 20, False), ('diet-fresh5', 20, True), ('diet-fresh6', 20, True),
                               ('diet-fresh7', 20, True), ('diet-fresh8', 20, True),
-                              ('diet-fresh9', 20, True)]:
+                              ('diet-fresh9', 20, True), ('diet-fresh10', 20, True)]:
         fresh = load_case_file(str(ROOT / 'evals' / (name + '.toml')))
         assert len(fresh.cases) == count and fresh.skill == diet.skill, name
         assert [c.holdout for c in fresh.cases] == [held] * count, name
@@ -586,7 +586,21 @@ def test_the_seed_dialogue_passes_the_seed_cases(tmp_path):
 # expectation that fails: the model's answers are right, and the process
 # of stdlib/core_skills.ost refuses them.  When the process is mended, the
 # case passes and leaves this list.
-PROCESS_FAILS: set = set()
+PROCESS_FAILS: set = {
+    # evals/diet-fresh10.toml (held out).  known_only (skills/diet.ost) drops an item
+    # holding no word of meals.ost's FOODS and only words an English dictionary knows,
+    # where the answer holds a word of FOODS: 'red horse' (a Filipino beer), 'puff puff'
+    # and 'moi moi' (Nigerian dishes) are such words.
+    ('a security guard: balut and a red horse last night at 11, pancit canton at 3pm today',
+     "[e for e in user.diet_log if mentions(e.items, 'red horse') and near(later(e.when, 86400), "
+     "'23:00')] != []"),
+    ("a 15-year-old in Onitsha: indomie before football, puff puff 'after d match', then when the "
+     "match ended", "[e for e in user.diet_log if mentions(e.items, 'puff') and near(e.when, '12:30')] != []"),
+    ("a nurse in Port Harcourt: moi moi and pap at 7, then later a Lipton 'just now'",
+     "[e for e in user.diet_log if mentions(e.items, 'moi') and near(e.when, '07:00')] != []"),
+    ("a nurse in Port Harcourt: moi moi and pap at 7, then later a Lipton 'just now'",
+     "length([e for e in user.diet_log if mentions(e.items, 'moi')]) == 1"),
+}
 
 
 def test_a_correct_model_passes_every_shipped_case(tmp_path):
@@ -595,13 +609,13 @@ def test_a_correct_model_passes_every_shipped_case(tmp_path):
     -- but for PROCESS_FAILS, which must fail exactly so; four dialogues at
     a time, as a loaded server would run them."""
     from correct_model import (NO_MORE_FOOD, diet_fresh7_script, diet_fresh8_script, diet_script,
-                               diet_fresh9_script,
+                               diet_fresh9_script, diet_fresh10_script,
                                fresh2_script, fresh3_script, fresh4_script, fresh5_script,
                                fresh6_script, fresh_script, recipes_script)
-    # fresh9's, fresh8's, fresh7's, fresh6's, fresh5's, fresh4's and fresh3's entries
+    # fresh10's, fresh9's, fresh8's, fresh7's, fresh6's, fresh5's, fresh4's and fresh3's entries
     # first: they answer only their own cases, and another file's entry for
     # the same user and question would answer these.
-    (tmp_path / 'correct.json').write_text(json.dumps(diet_fresh9_script()
+    (tmp_path / 'correct.json').write_text(json.dumps(diet_fresh10_script() + diet_fresh9_script()
                                                       + diet_fresh8_script() + diet_fresh7_script()
                                                       + fresh6_script()
                                                       + fresh5_script()
@@ -621,6 +635,7 @@ def test_a_correct_model_passes_every_shipped_case(tmp_path):
                         str(ROOT / 'evals' / 'diet-fresh7.toml'),
                         str(ROOT / 'evals' / 'diet-fresh8.toml'),
                         str(ROOT / 'evals' / 'diet-fresh9.toml'),
+                        str(ROOT / 'evals' / 'diet-fresh10.toml'),
                         '--runs', '1', '--jobs', '4', '--json', str(tmp_path / 'out.json')],
                        cwd=tmp_path, env=env, text=True, capture_output=True, timeout=900)
     assert r.returncode == 0, r.stderr
@@ -632,9 +647,9 @@ def test_a_correct_model_passes_every_shipped_case(tmp_path):
     failed |= {(x['case'], x['failure']['problem']) for c in s['cases'] for x in c['results']
                if x['failure'] and 'expectation' not in x['failure']}
     assert failed == PROCESS_FAILS, '\n'.join(map(str, failed ^ PROCESS_FAILS)) + '\n' + r.stdout
-    assert s['runs'] == 220 and s['holdout']['runs'] == 115
+    assert s['runs'] == 240 and s['holdout']['runs'] == 135
     assert 'tuned    105/105 runs passed (100.0 %)' in r.stdout
-    assert 'holdout  115/115 runs passed (100.0 %)' in r.stdout
+    assert 'holdout  132/135 runs passed (97.8 %)' in r.stdout
 
 
 def test_a_correct_model_passes_every_case_of_the_exercise_log(tmp_path):

@@ -67,8 +67,9 @@ def test_keep_endings_replaces_only_a_changed_stem(tmp_path):
 
 def test_a_known_word_is_in_the_vocabulary_as_written_as_its_lemma_or_misspelt(tmp_path):
     code, out, err = run_ost(tmp_path, '''
-        kinds = set(['swim', 'kickboxing', 'row', 'fry'])
-        for w in ['swim', 'Swam', 'swimmin', 'swimmingly', 'kickbxing', 'fries', 'rowing', 'ro', 'bike']:
+        kinds = set(['swim', 'kickboxing', 'row', 'fry', 'matcha', 'guarana'])
+        for w in ['swim', 'Swam', 'swimmin', 'swimmingly', 'kickbxing', 'fries', 'rowing', 'ro', 'bike', '',
+                  'match', 'matha', 'Guaraná']:
             print(w, known_word(w, kinds))
         print(known_word('row', ['row']), known_word('row', []))
         for args in [[3, ['a']], ['a', 3], ['a', ['a', 3]]]:
@@ -80,7 +81,29 @@ def test_a_known_word_is_in_the_vocabulary_as_written_as_its_lemma_or_misspelt(t
     assert (code, err) == (0, '')
     # "swimmingly" is "swim" and six letters more: not a misspelling.
     assert out.splitlines() == ['swim true', 'Swam true', 'swimmin true', 'swimmingly false',
-                                'kickbxing true', 'fries true', 'rowing true', 'ro false', 'bike false',
+                                'kickbxing true', 'fries true', 'rowing true', 'ro false', 'bike false', ' false',
+                                # a word of the dictionary is no misspelling of another;
+                                # accents are not letters of their own
+                                'match false', 'matha true', 'Guaraná true',
                                 'true false', 'known_word() does not accept int',
                                 'known_word() does not accept int',
                                 'known_word() vocabulary holds int, not only words']
+
+
+def test_a_dictionary_word_is_a_word_of_the_language(tmp_path):
+    code, out, err = run_ost(tmp_path, '''
+        for w in ['canteen', 'Coworkers', 'swam', 'kape', 'jajecznica', 'gbegiri', "o'clock", '']:
+            print(w, dictionary_word(w))
+        print(dictionary_word('kawa', 'pl'), dictionary_word('kawa', 'en'))
+        for args in [[3, 'en'], ['a', 3], ['a', 'xx']]:
+            try:
+                dictionary_word(args[0], args[1])
+            catch e:
+                print(e.message)
+        ''')
+    assert (code, err) == (0, '')
+    assert out.splitlines() == ['canteen true', 'Coworkers true', 'swam true', 'kape false',
+                                'jajecznica false', 'gbegiri false', "o'clock true", ' false', 'true false',
+                                'dictionary_word() does not accept int',
+                                'dictionary_word() does not accept int as a language',
+                                "dictionary_word() does not know the language 'xx'"]

@@ -416,6 +416,18 @@ def b_known_word(word, vocabulary):
     return lemma.known_word(word, {v.lower() for v in words})
 
 
+def b_dictionary_word(word, lang):
+    if type(word) is not str:
+        raise _reject('dictionary_word', word)
+    if lang is None:
+        lang = 'en'
+    if type(lang) is not str:
+        raise OstError('dictionary_word() does not accept ' + kind(lang) + ' as a language')
+    if len(word) > lemma.MAX_TEXT:
+        raise limits.too_large('dictionary_word() word', len(word), lemma.MAX_TEXT, 'characters')
+    return lemma.dictionary_word(word, lang)
+
+
 def b_sjoin(items, sep):
     if sep is None:
         sep = ''
@@ -626,6 +638,7 @@ _TABLE = [
     ('extract', extract.b_extract, ('text', 'kinds', 'now', 'zone', 'prefer', 'hours')),
     ('lemma', lemma.b_lemma, ('text', 'lang', 'keep_endings')),
     ('known_word', b_known_word, ('word', 'vocabulary')),
+    ('dictionary_word', b_dictionary_word, ('word', 'lang')),
     ('add_property', b_add_property, ('type', 'mode', 'name', 'default')),
     ('__read_upto__', b_read_upto, ('list',)),
     ('__set_read_upto__', b_set_read_upto, ('list', 'n')),

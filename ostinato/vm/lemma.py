@@ -17,11 +17,12 @@ the user's ("glasses" is not "glass").
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from . import limits, printing
 from .values import OstError, kind
 
-__all__ = ['b_lemma', 'known_word']
+__all__ = ['b_lemma', 'dictionary_word', 'known_word']
 
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 MAX_TEXT = 4096
@@ -55,18 +56,46 @@ def b_lemma(text, lang, keep_endings=None):
     return _WORD.sub(lambda m: _lemmatize(m.group(0), lang, keep), text)
 
 
+def dictionary_word(word, lang):
+    """`dictionary_word`: whether simplemma's dictionary of the language holds
+    `word` (any form of it).  A word it does not know may be a name of its own
+    -- a dish of another cuisine ("kape", "jajecznica"), a brand -- where a
+    word it knows is the language's ("canteen", "far"): a skill's check of
+    what a model picked keeps the one and drops the other."""
+    import simplemma
+    if word == '':
+        return False
+    try:
+        return bool(simplemma.is_known(word, lang=lang) or simplemma.is_known(word.lower(), lang=lang))
+    except ValueError:
+        raise OstError('dictionary_word() does not know the language %s' % printing.display(lang)) from None
+
+
+def _unaccented(word):
+    """The word without its accents: "guaraná" is "guarana" as typed on
+    most keyboards."""
+    return ''.join(c for c in unicodedata.normalize('NFKD', word) if not unicodedata.combining(c))
+
+
 def known_word(word, vocabulary):
     """`known_word`: whether `word` is one of `vocabulary`'s words (a Python set
-    of lower-case words): as written, as its lemma, one of them misspelt at
+    of lower-case words): as written (its accents aside), as its lemma, or,
+    a word no dictionary of English knows, one of them misspelt at
     its end by up to three letters ("swimmin", "coffees"; a word of four
     letters or more), or, a word of five letters or more, one of them with
     a letter left out ("kickbxing").  A skill's vocabulary checks what a
     model picked in a text; looked up here, not in the VM, because a
     vocabulary may hold thousands of words and each word of a text is
     looked up."""
-    w = word.lower()
+    w = _unaccented(word.lower())
+    if w == '':
+        return False
     if w in vocabulary or _lemmatize(w, 'en').lower() in vocabulary:
         return True
+    # A word of the dictionary is itself, not another misspelt ("match" is
+    # no "matcha" with a letter left out).
+    if dictionary_word(w, 'en'):
+        return False
     n = len(w)
     if any(w[:k] in vocabulary for k in range(max(4, n - 3), n)):
         return True

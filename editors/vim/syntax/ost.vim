@@ -48,7 +48,7 @@ syntax keyword ostBuiltin       sum min max abs round sjoin joinlines split stri
 syntax keyword ostBuiltin       lower upper replace startswith endswith find json
 syntax keyword ostBuiltin       parse_json now format_time sleep Queue put take
 syntax keyword ostBuiltin       raise add_property later extract lemma is_time time_of_day
-syntax keyword ostBuiltin       clock_time in_unit known_word
+syntax keyword ostBuiltin       clock_time in_unit known_word dictionary_word
 syntax keyword ostErrorType     Error
 
 " The mode word starting a field line of a type block: 'var sound = 1',
