@@ -869,7 +869,8 @@ NO_MORE_FOOD = [{'match': r'List the phrases of the text that name a food or dri
 # where a case's entry above says so (the last entry: match entries are
 # tried in order).
 NO_MORE_EXERCISE = [{'match': r'List the phrases of the text that name a kind of exercise',
-                     'reply': {'phrases': []}}]
+                     'reply': {'phrases': []}},
+                    {'match': r'Then the user wrote: ', 'reply': {'field': 'none'}}]
 
 
 def exercise_blind2_script():
@@ -975,8 +976,11 @@ def exercise_blind4_script():
            'reply': {'action': 'cancel', 'text': 'Ha, OK: nothing to log.'}}]
     e += logged('priya', 'ran 5k in 25 min at 7 this morning, new pb!!', ['ran'])
     e += logged('ben', 'did 30 min on the rowing machine at 5', ['rowing machine'])
-    # The correction, a dialogue of its own, names no exercise to log.
+    # The correction, a dialogue of its own, names no exercise to log: it
+    # corrects how long the row took.
     e += logged('ben', 'wait sorry it was 45 min not 30', [])
+    e += [{'match': r'rowing machine, 30 min\n\nThen the user wrote: "wait sorry it was 45 min not 30"',
+           'reply': {'field': 'minutes'}}]
     e += logged('nadia', 'spin class at 6 tonight 🚴 legs r jelly', ['spin class'])
     # "My usual workout" names no exercise: the skill asks what was done.
     e += logged('li', 'did my usual morning workout', ['workout'])
@@ -1385,10 +1389,10 @@ def diet_fresh9_script():
             {'4': ['kitkat chunky'], 'dinner': ['spag bol'], 'after dinner': ['magnum']},
             {'4': '16:00', 'dinner': [('What time was dinner?', 'like 7'), '19:00'],
              'after dinner': [('What time did you have the magnum?', '7:30ish'), '19:30']})
-    # The study group is no food; "afternoon" is no clock time, so asked
-    # again, but the program logs the reply "afternoon" as 15:00
-    # (PROCESS_FAILS).  The bubble tea is one item of six words: the seed's
-    # own shape, as a group's items are phrases of four words at most.
+    # The study group is no food; "afternoon" is no clock time, and the
+    # reply "afternoon" says it again: asked again.  The bubble tea is one
+    # item of six words: the seed's own shape, as a group's items are
+    # phrases of four words at most.
     e += d9('mei', 'brunch was avocado toast', 'avocado toast and a flat white for brunch; a taro '
             'bubble tea with oat milk in the afternoon',
             {'brunch': ['avocado toast', 'flat white'],

@@ -400,3 +400,60 @@ def test_what_the_user_wrote_since_a_message_is_public_and_its_old_name_still_an
                          [sender = 'ann', text = 'at 7'], [sender = 'ann', text = 'ish']]]
         print(user_texts_since(t, 1), _user_texts_since(t, 1), user_texts_since(t, 9))
         """) == ["['at 7', 'ish'] ['at 7', 'ish'] []"]
+
+
+def corrected(tmp_path, text, log, field):
+    """core_skills' correction of the last of `log` (texts) by `text`, the model naming `field`."""
+    import json
+    import subprocess
+    import sys
+    (tmp_path / 'model.json').write_text(json.dumps(
+        [{'match': 'Then the user wrote', 'reply': {'field': field}}]))
+    (tmp_path / 'prog.ost').write_text(textwrap.dedent(f"""\
+        from core_skills import correction, duration_in, time_in
+        readers = ['minutes': duration_in, 'when': <t, now: time_in(t, now, vague = false)>]
+        fix = correction({text!r}, {log!r}, <e: "logged: " + e>, readers, {NOW!r})
+        print(if fix? then "{{fix.field}} {{fix.value.text}}" else 'none')
+        """))
+    r = subprocess.run([sys.executable, '-m', 'ostinato', 'run', '--llm', 'scripted', '--db', 'prog.fs',
+                        'prog.ost'], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                       env={**__import__('os').environ, 'OSTINATO_LLM_SCRIPT': 'model.json'})
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
+
+
+def test_a_later_message_corrects_the_last_entry_where_the_model_says_so(tmp_path):
+    # exercise-blind4: "wait sorry it was 45 min not 30", a dialogue of its
+    # own after the row was logged with 30, names no exercise: it was told
+    # "I didn't catch any exercise there" and the 30 stayed.
+    log = ['row, 30 min at 17:00']
+    assert corrected(tmp_path, 'wait sorry it was 45 min not 30', log, 'minutes') == 'minutes 45 min'
+    assert corrected(tmp_path, 'no wait, it was at 6 not 5', log, 'when') == 'when at 6'
+    # The model says it corrects nothing, or names a part the text gives no value for.
+    assert corrected(tmp_path, 'wait sorry it was 45 min not 30', log, 'none') == 'none'
+    assert corrected(tmp_path, 'wait sorry it was 45 min not 30', log, 'when') == 'none'
+    # Nothing logged yet, or no value read: nothing to correct.
+    assert corrected(tmp_path, 'wait sorry it was 45 min not 30', [], 'minutes') == 'none'
+    assert corrected(tmp_path, 'wait sorry, it was great', log, 'minutes') == 'none'
+
+
+def test_a_reply_telling_a_time_in_each_of_its_clauses_tells_each_time_it_was_done(tmp_path):
+    # exercise-blind4: "i biked to work and back", asked when: "left at 8:15
+    # this morning, rode home around 5:30" named two times, so none, and was
+    # asked three times.  A time in each clause, each after the first with
+    # words of its own beside it, is each time it was done; the first, with
+    # the others `also`.
+    got = run_ost(tmp_path, """
+        from core_skills import time_answered
+        for text in ['left at 8:15 this morning, rode home around 5:30', 'around 5, maybe 5:30',
+                     'at 5. no wait, 5:30', 'at 7am, and again at 6pm']:
+            t = time_answered(text, '2025-03-14T19:20:00-04:00')
+            print(if t? then sjoin([t.when] + [u.when for u in t.also \\ []], ' ') else 'none')
+        """)
+    assert got == ['2025-03-14T08:15:00-04:00 2025-03-14T17:30:00-04:00', 'none', '2025-03-14T17:30:00-04:00',
+                   '2025-03-14T07:00:00-04:00 2025-03-14T18:00:00-04:00']
+    # Told with the skill's word for an end, the later time is the same time's end.
+    assert run_ost(tmp_path, """
+        from core_skills import time_answered
+        print(time_answered('left at 8, got back around 9', '2025-03-14T19:20:00-04:00', ended = ['got back']))
+        """) == ['none']
