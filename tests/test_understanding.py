@@ -296,8 +296,8 @@ def test_a_vocabulary_keeps_only_the_names_holding_its_words(tmp_path):
         print(known_only(['far', 'coffees'], 'only 2 coffees so far', ['coffee']))
         print(known_only(['kombucha'], 'a kombucha at 3', ['coffee']))
         print(known_only(['kape', 'pandesal', 'canteen', 'call til 11:30', "cousin's bday party", 'pancit canton',
-                          'starbucks', 'konbini'],
-                         "kape and pandesal at the canteen, call til 11:30, cousin's bday party, pancit canton, a muffin from starbucks, onigiri from the konbini",
+                          'starbucks', 'konbini', 'd keke'],
+                         "kape and pandesal at the canteen, call til 11:30, cousin's bday party, pancit canton, a muffin from starbucks, onigiri from the konbini, a long day on d keke",
                          ['pandesal']))
         """) == ["['two boiled eggs', 'rye toast']", "['coffees']", "['kombucha']",
                    # diet-fresh10: a word no English dictionary knows is a thing's own name
