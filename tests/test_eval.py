@@ -586,21 +586,7 @@ def test_the_seed_dialogue_passes_the_seed_cases(tmp_path):
 # expectation that fails: the model's answers are right, and the process
 # of stdlib/core_skills.ost refuses them.  When the process is mended, the
 # case passes and leaves this list.
-PROCESS_FAILS: set = {
-    # evals/diet-fresh10.toml (held out).  known_only (skills/diet.ost) drops an item
-    # holding no word of meals.ost's FOODS and only words an English dictionary knows,
-    # where the answer holds a word of FOODS: 'red horse' (a Filipino beer), 'puff puff'
-    # and 'moi moi' (Nigerian dishes) are such words.
-    ('a security guard: balut and a red horse last night at 11, pancit canton at 3pm today',
-     "[e for e in user.diet_log if mentions(e.items, 'red horse') and near(later(e.when, 86400), "
-     "'23:00')] != []"),
-    ("a 15-year-old in Onitsha: indomie before football, puff puff 'after d match', then when the "
-     "match ended", "[e for e in user.diet_log if mentions(e.items, 'puff') and near(e.when, '12:30')] != []"),
-    ("a nurse in Port Harcourt: moi moi and pap at 7, then later a Lipton 'just now'",
-     "[e for e in user.diet_log if mentions(e.items, 'moi') and near(e.when, '07:00')] != []"),
-    ("a nurse in Port Harcourt: moi moi and pap at 7, then later a Lipton 'just now'",
-     "length([e for e in user.diet_log if mentions(e.items, 'moi')]) == 1"),
-}
+PROCESS_FAILS: set = set()
 
 
 def test_a_correct_model_passes_every_shipped_case(tmp_path):
@@ -649,7 +635,7 @@ def test_a_correct_model_passes_every_shipped_case(tmp_path):
     assert failed == PROCESS_FAILS, '\n'.join(map(str, failed ^ PROCESS_FAILS)) + '\n' + r.stdout
     assert s['runs'] == 240 and s['holdout']['runs'] == 135
     assert 'tuned    105/105 runs passed (100.0 %)' in r.stdout
-    assert 'holdout  132/135 runs passed (97.8 %)' in r.stdout
+    assert 'holdout  135/135 runs passed (100.0 %)' in r.stdout
 
 
 def test_a_correct_model_passes_every_case_of_the_exercise_log(tmp_path):
