@@ -1498,8 +1498,6 @@ def diet_fresh10_script():
              '11; pancit canton at 3pm today',
              {'last nite around 11': ['2 balut', 'red horse'], '3pm': ['pancit canton']},
              {'last nite around 11': '2026-12-11T23:00:00+01:00', '3pm': '15:00'})
-    # Asked again for the red horse, which no vocabulary lists, it picks it again.
-    e += [{'match': r'Text: "2 balut and a red horse', 'reply': {'phrases': ['2 balut', 'red horse']}}]
     # The curd rice was lemon rice: only that is picked from the reply, and
     # the curd rice the reply takes back goes.
     e += d10('anil', 'morning idli sambar at 8', 'idli sambar at 8; curd rice for lunch; filter '
@@ -1516,8 +1514,6 @@ def diet_fresh10_script():
               'after the match': [('What time did you have the puff puff?', 'after d match'),
                                   ('Roughly what time did the match end?', 'match finish 12'),
                                   '12:30']})
-    e += [{'match': r'Text: "indomie and egg before football',
-           'reply': {'phrases': ['indomie', 'egg', 'puff puff', 'chapman']}}]
     # The hostel, the market square and the pub are where.
     e += d10('liam', "g'day! had vegemite toast", 'vegemite toast with a flat white round 9; '
              'zapiekanka for lunch; a few piwo tonight',
@@ -1533,7 +1529,6 @@ def diet_fresh10_script():
     # Two dialogues: breakfast, then a tea told at 21:40.
     e += d10('ngozi', 'had moi moi and pap for breakfast at 7', 'moi moi and pap for breakfast at '
              '7', {'7': ['moi moi', 'pap']}, {'7': '07:00'})
-    e += [{'match': r'Text: "moi moi and pap', 'reply': {'phrases': ['moi moi', 'pap']}}]
     e += d10('ngozi', 'oh and i just had a cup of lipton', 'a cup of lipton with 2 digestive '
              'biscuits, just now', {'just now': ['cup of lipton', '2 digestive biscuits']},
              {'just now': '21:40'})

@@ -310,23 +310,14 @@ def test_a_vocabulary_keeps_only_the_names_holding_its_words(tmp_path):
                    "['kape', 'pandesal', 'pancit canton']"]
 
 
-def test_a_name_the_vocabulary_would_drop_stays_if_the_model_picks_it_again(tmp_path):
-    # diet-fresh10 with the correct model: "a red horse" (a beer) and "moi moi"
-    # (a dish) are English words and in no vocabulary; known_only dropped them.
-    # Asked afresh for the text's phrases of the category, the model picks
-    # them again; "the canteen" it does not, and "the mall" is where.
-    source = """
+def test_a_word_said_twice_is_a_name_of_its_own(tmp_path):
+    # diet-fresh10 with the correct model: "moi moi" and "puff puff" (dishes)
+    # are words of English and of no vocabulary; known_only dropped them.
+    assert run_ost(tmp_path, """
         from phrases import known_only
-        text = 'jajecznica near the mall and a red horse, then a coffee at the canteen'
-        print(known_only(['jajecznica', 'red horse', 'canteen', 'mall'], text, ['coffee'], 'a drink'))
-        print(known_only(['jajecznica', 'red horse', 'canteen'], text, ['coffee']))
-        """
-    assert run_scripted(tmp_path, [{'match': 'List the phrases of the text that name a drink',
-                                    'reply': {'phrases': ['red horse', 'mall', 'coffee']}}], source) == \
-        "['jajecznica', 'red horse']\n['jajecznica']"
-    # A model picking nothing again keeps nothing more.
-    assert run_scripted(tmp_path, [{'match': 'List the phrases', 'reply': {'phrases': []}}], source) == \
-        "['jajecznica']\n['jajecznica']"
+        text = 'moi moi and pap at 7, puff puff after the match, a red horse, so so tired'
+        print(known_only(['moi moi', 'pap', 'puff puff', 'red horse', 'match'], text, ['pap']))
+        """) == ["['moi moi', 'pap', 'puff puff']"]
 
 
 def test_a_text_naming_nothing_of_the_vocabulary_nor_of_its_own_names_nothing(tmp_path):
