@@ -299,11 +299,15 @@ def test_a_vocabulary_keeps_only_the_names_holding_its_words(tmp_path):
                          ['egg', 'toast']))
         print(known_only(['far', 'coffees'], 'only 2 coffees so far', ['coffee']))
         print(known_only(['kombucha'], 'a kombucha at 3', ['coffee']))
+        print(known_only(['pasta', 'olive garden', 'thai place'],
+                         'pasta w/ my sister at olive garden, lunch at the thai place', ['pasta', 'olive', 'thai']))
         print(known_only(['kape', 'pandesal', 'canteen', 'call til 11:30', "cousin's bday party", 'pancit canton',
                           'starbucks', 'konbini', 'd keke'],
                          "kape and pandesal at the canteen, call til 11:30, cousin's bday party, pancit canton, a muffin from starbucks, onigiri from the konbini, a long day on d keke",
                          ['pandesal']))
         """) == ["['two boiled eggs', 'rye toast']", "['coffees']", "['kombucha']",
+                   # diet-fresh7: a name told after "at" is where ("olive" is food)
+                   "['pasta']",
                    # diet-fresh10: a word no English dictionary knows is a thing's own name
                    # unless the name is more of the language's words than its own, or
                    # the text places things there (diet-fresh8: "from starbucks")
