@@ -107,3 +107,19 @@ def test_a_dictionary_word_is_a_word_of_the_language(tmp_path):
                                 'dictionary_word() does not accept int',
                                 'dictionary_word() does not accept int as a language',
                                 "dictionary_word() does not know the language 'xx'"]
+
+
+def test_a_character_has_its_unicode_name(tmp_path):
+    code, out, err = run_ost(tmp_path, '''
+        print(char_name('🍕'), '|', char_name('🍺'), '|', char_name('A'), '|', char_name('\\ue000'))
+        for c in ['ab', '', 3]:
+            try:
+                char_name(c)
+            catch e:
+                print(e.message)
+        ''')
+    assert (code, err) == (0, '')
+    assert out.splitlines() == ['slice of pizza | beer mug | latin capital letter a | none',
+                                'char_name() takes one character, not a string of 2',
+                                'char_name() takes one character, not a string of 0',
+                                'char_name() does not accept int']

@@ -19,6 +19,7 @@ sorted, hashing in set) keep the rule's own message.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from . import extract, lemma, limits, ops, printing, timefmt
 from .values import (
@@ -428,6 +429,17 @@ def b_dictionary_word(word, lang):
     return lemma.dictionary_word(word, lang)
 
 
+def b_char_name(c):
+    # Unicode's name of a character is what a pictograph says in words: a
+    # skill reads "🍕" as "slice of pizza" where its vocabulary has words.
+    if type(c) is not str:
+        raise _reject('char_name', c)
+    if len(c) != 1:
+        raise OstError('char_name() takes one character, not a string of %d' % len(c))
+    name = unicodedata.name(c, None)
+    return name.lower() if name is not None else None
+
+
 def b_sjoin(items, sep):
     if sep is None:
         sep = ''
@@ -639,6 +651,7 @@ _TABLE = [
     ('lemma', lemma.b_lemma, ('text', 'lang', 'keep_endings')),
     ('known_word', b_known_word, ('word', 'vocabulary')),
     ('dictionary_word', b_dictionary_word, ('word', 'lang')),
+    ('char_name', b_char_name, ('c',)),
     ('add_property', b_add_property, ('type', 'mode', 'name', 'default')),
     ('__read_upto__', b_read_upto, ('list',)),
     ('__set_read_upto__', b_set_read_upto, ('list', 'n')),
