@@ -745,9 +745,12 @@ def fresh6_script():
               {'lunch': ['soup', 'crackers']},
               {'lunch': [('What time was lunch?', 'around 1. oh wait no'), '11:45']},
               anchored=True)
-    # Told at 9:30 pm: "around 7" is 7 pm.
-    e += diet('kai', '2 slices of', '2 slices of 🍕 and a 🍺 around 7',
-              {'7': ['2 slices of 🍕', '🍺']}, {'7': '19:00'}, anchored=True)
+    # Told at 9:30 pm: "around 7" is 7 pm.  The diet names the pictographs before it
+    # itemizes (meals.ost's foods_named): the prompt quotes pizza and a beer.
+    kai = diet('kai', '2 slices of', '2 slices of 🍕 and a 🍺 around 7',
+               {'7': ['2 slices of pizza', 'beer']}, {'7': '19:00'}, anchored=True)
+    e += [dict(x, match=r'Re-format "2 slices of pizza and a beer around 7"')
+          if x['match'].startswith('Re-format') else x for x in kai]
     # The mac and cheese was the kids'.
     e += diet('lou', 'made the kids mac and cheese', 'leftover chili for dinner',
               {'dinner': ['leftover chili']},
