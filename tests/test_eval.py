@@ -586,16 +586,9 @@ def test_the_seed_dialogue_passes_the_seed_cases(tmp_path):
 # expectation that fails: the model's answers are right, and the process
 # of stdlib/core_skills.ost refuses them.  When the process is mended, the
 # case passes and leaves this list.
-PROCESS_FAILS: set = {
-    # evals/diet-fresh10.toml (held out).  known_only (skills/diet.ost) drops an item
-    # holding no word of meals.ost's FOODS and only words an English dictionary knows,
-    # where the answer holds a word of FOODS: 'red horse' (a Filipino beer) is such words.
-    # Asking the model again for what the check drops keeps it, but Gemma 3 270M picks
-    # its junk again (evals/RESULTS.md, issue 26's seventh round).
-    ('a security guard: balut and a red horse last night at 11, pancit canton at 3pm today',
-     "[e for e in user.diet_log if mentions(e.items, 'red horse') and near(later(e.when, 86400), "
-     "'23:00')] != []"),
-}
+PROCESS_FAILS: set = set()
+# (diet-fresh10's "red horse", a Filipino beer in English words, left it when
+# the diet's FOODS took "horse" as it takes other brands' words: "artois".)
 
 
 def test_a_correct_model_passes_every_shipped_case(tmp_path):
@@ -644,7 +637,7 @@ def test_a_correct_model_passes_every_shipped_case(tmp_path):
     assert failed == PROCESS_FAILS, '\n'.join(map(str, failed ^ PROCESS_FAILS)) + '\n' + r.stdout
     assert s['runs'] == 240 and s['holdout']['runs'] == 135
     assert 'tuned    105/105 runs passed (100.0 %)' in r.stdout
-    assert 'holdout  134/135 runs passed (99.3 %)' in r.stdout
+    assert 'holdout  135/135 runs passed (100.0 %)' in r.stdout
 
 
 def test_a_correct_model_passes_every_case_of_the_exercise_log(tmp_path):
